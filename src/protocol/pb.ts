@@ -8,4 +8,13 @@
  * `AES_GCM_PersonalizedData`, `AES_GCM_Response_data` → `AES_GCM_ResponseData`).
  * 64-bit integers are generated with --force-number (plain JS numbers).
  */
-export { UniversalMessage, Signatures, Errors, Keys, VCSEC } from './gen/pb.js';
+export {
+  UniversalMessage,
+  Signatures,
+  Errors,
+  Keys,
+  VCSEC,
+  CarServer,
+  ManagedCharging,
+  google,
+} from './gen/pb.js';
