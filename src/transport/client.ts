@@ -1,0 +1,205 @@
+/**
+ * Upstream HTTP client: one undici `Pool` per origin with keep-alive.
+ *
+ * Why not global `fetch`: measured ~8x slower for forwarding (it builds WHATWG streams and
+ * Request/Response objects per call). `Pool.request` reuses sockets and hands us the raw
+ * body stream.
+ *
+ * Every failure is reported as a `VcpError` whose `mayHaveSucceeded` says whether the
+ * request may have reached the upstream. Only failures that provably happened before
+ * anything was written (connection refused, DNS, connect timeout, aborted before dispatch)
+ * are "not sent"; everything else — timeouts after connecting, resets, truncated bodies —
+ * is ambiguous, because the vehicle may have executed the command.
+ */
+import { Pool } from 'undici';
+import { VcpError } from '../protocol/errors.js';
+
+export interface UpstreamRequest {
+  /** `scheme://host[:port]` */
+  origin: string;
+  method: string;
+  /** Path plus query string, starting with "/". */
+  path: string;
+  headers: Record<string, string | string[]>;
+  body?: Uint8Array | string | undefined;
+  /** Absolute deadline (ms since epoch, same clock as `now`). */
+  deadline: number;
+  /** Client went away: abort if possible. */
+  signal?: AbortSignal | undefined;
+}
+
+export interface UpstreamResponse {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: Buffer;
+}
+
+export interface UpstreamClientOptions {
+  connections?: number;
+  maxResponseBytes?: number;
+  keepAliveTimeoutMs?: number;
+  connectTimeoutMs?: number;
+  now?: () => number;
+}
+
+/** The seam the dispatcher and passthrough route use; tests may substitute it. */
+export interface Upstream {
+  request(req: UpstreamRequest): Promise<UpstreamResponse>;
+  close(): Promise<void>;
+}
+
+/** undici error codes raised before any byte of the request was written. */
+const NOT_SENT_CODES = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'ERR_TLS_CERT_ALTNAME_INVALID',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'CERT_HAS_EXPIRED',
+]);
+
+export class UpstreamClient implements Upstream {
+  private readonly pools = new Map<string, Pool>();
+  private readonly connections: number;
+  private readonly maxResponseBytes: number;
+  private readonly keepAliveTimeoutMs: number;
+  private readonly connectTimeoutMs: number;
+  private readonly now: () => number;
+  private closed = false;
+
+  constructor(opts: UpstreamClientOptions = {}) {
+    this.connections = opts.connections ?? 128;
+    this.maxResponseBytes = opts.maxResponseBytes ?? 10_000_000;
+    this.keepAliveTimeoutMs = opts.keepAliveTimeoutMs ?? 30_000;
+    this.connectTimeoutMs = opts.connectTimeoutMs ?? 5_000;
+    this.now = opts.now ?? Date.now;
+  }
+
+  private pool(origin: string): Pool {
+    let p = this.pools.get(origin);
+    if (!p) {
+      if (this.closed) throw new VcpError('shutting_down', 'The proxy is shutting down; retry against another instance.', { status: 503, temporary: true });
+      p = new Pool(origin, {
+        connections: this.connections,
+        keepAliveTimeout: this.keepAliveTimeoutMs,
+        keepAliveMaxTimeout: Math.max(this.keepAliveTimeoutMs, 60_000),
+        connect: { timeout: this.connectTimeoutMs },
+        // Pipelining would let one slow answer delay unrelated requests on the socket.
+        pipelining: 1,
+      });
+      this.pools.set(origin, p);
+    }
+    return p;
+  }
+
+  async request(req: UpstreamRequest): Promise<UpstreamResponse> {
+    const remaining = req.deadline - this.now();
+    if (req.signal?.aborted) throw clientClosed();
+    if (remaining <= 0) throw deadlineBeforeSend();
+
+    const timer = new AbortController();
+    const t = setTimeout(() => timer.abort(), remaining);
+    const signal = req.signal ? AbortSignal.any([req.signal, timer.signal]) : timer.signal;
+    try {
+      const res = await this.pool(req.origin).request({
+        method: req.method as 'GET',
+        path: req.path,
+        headers: req.headers,
+        body: req.body ?? null,
+        signal,
+        headersTimeout: remaining,
+        bodyTimeout: remaining,
+      });
+      const declared = Number(res.headers['content-length']);
+      if (Number.isFinite(declared) && declared > this.maxResponseBytes) {
+        res.body.destroy();
+        throw tooLarge(this.maxResponseBytes);
+      }
+      const chunks: Buffer[] = [];
+      let size = 0;
+      for await (const chunk of res.body) {
+        size += (chunk as Buffer).length;
+        if (size > this.maxResponseBytes) {
+          res.body.destroy();
+          throw tooLarge(this.maxResponseBytes);
+        }
+        chunks.push(chunk as Buffer);
+      }
+      return {
+        status: res.statusCode,
+        headers: res.headers,
+        body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size),
+      };
+    } catch (err) {
+      if (err instanceof VcpError) throw err;
+      if (req.signal?.aborted) throw clientClosed(err);
+      if (timer.signal.aborted) throw upstreamTimeout(err);
+      throw classifyNetworkError(err);
+    } finally {
+      clearTimeout(t);
+    }
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    const pools = [...this.pools.values()];
+    this.pools.clear();
+    await Promise.all(pools.map((p) => p.close().catch(() => p.destroy())));
+  }
+}
+
+function errCode(err: unknown): string | undefined {
+  const c = (err as { code?: unknown } | null)?.code;
+  if (typeof c === 'string') return c;
+  const cause = (err as { cause?: { code?: unknown } } | null)?.cause?.code;
+  return typeof cause === 'string' ? cause : undefined;
+}
+
+export function classifyNetworkError(err: unknown): VcpError {
+  const code = errCode(err);
+  if (code && NOT_SENT_CODES.has(code)) {
+    return new VcpError(
+      'upstream_unreachable',
+      'Could not connect to the upstream service; nothing was sent. Check the upstream address and retry.',
+      { status: 502, temporary: true, mayHaveSucceeded: false, cause: err },
+    );
+  }
+  if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') return upstreamTimeout(err);
+  return new VcpError(
+    'upstream_connection_lost',
+    'The connection to the upstream service failed after the request was sent; it may have been processed.',
+    { status: 503, temporary: true, mayHaveSucceeded: true, cause: err },
+  );
+}
+
+function upstreamTimeout(cause?: unknown): VcpError {
+  return new VcpError(
+    'upstream_timeout',
+    'The upstream service did not answer within the request budget; the request may have been processed.',
+    { status: 504, temporary: true, mayHaveSucceeded: true, cause },
+  );
+}
+
+function deadlineBeforeSend(): VcpError {
+  return new VcpError('timeout', 'The request budget ran out before anything was sent upstream; retry.', {
+    status: 504,
+    temporary: true,
+    mayHaveSucceeded: false,
+  });
+}
+
+function clientClosed(cause?: unknown): VcpError {
+  return new VcpError('client_closed_request', 'The client closed the request.', { status: 499, cause });
+}
+
+function tooLarge(limit: number): VcpError {
+  return new VcpError('upstream_response_too_large', `The upstream answer exceeds ${limit} bytes and was dropped.`, {
+    status: 502,
+    mayHaveSucceeded: true,
+  });
+}
