@@ -19,6 +19,9 @@ export const SUBCOMMANDS: Record<string, Subcommand> = {
   sim: { summary: 'run the fleet sandbox (simulated service and vehicles)', load: () => import('./cli/sim.js') },
   sandbox: { summary: 'run the sandbox with the proxy in front of it (what `npm start` runs)', load: () => import('./cli/sandbox.js') },
   keygen: { summary: 'generate a P-256 command key pair', load: () => import('./cli/keygen.js') },
+  sign: { summary: 'sign one command offline and print the routable message', load: () => import('./cli/sign.js') },
+  decode: { summary: 'decode a routable message or answer (base64 or hex) as JSON', load: () => import('./cli/decode.js') },
+  jws: { summary: 'sign a telemetry configuration offline (JWS)', load: () => import('./cli/jws.js') },
 };
 
 export function usage(): string {
