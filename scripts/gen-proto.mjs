@@ -78,10 +78,18 @@ const js = await new Promise((resolveJs, rejectJs) => {
     (err, out) => (err ? rejectJs(err) : resolveJs(out ?? '')),
   );
 });
-const patched = js.replace(
+let patched = js.replace(
   /from\s+(["'])protobufjs\/minimal\1/g,
   'from "protobufjs/minimal.js"',
 );
+// protobufjs 8 discards unknown fields by default (Reader.discardUnknown = true). We keep them
+// (`$unknowns`, re-emitted on encode) so a message from newer firmware survives a
+// decode/encode round trip and the simulator can see fields the schema lacks. This is a
+// process-wide protobufjs setting; only our generated code uses protobufjs.
+const KEEP_UNKNOWN = '\n// Keep unknown fields (see scripts/gen-proto.mjs).\n$protobuf.Reader.discardUnknown = false;\n';
+const importLine = /^import \$protobuf from "protobufjs\/minimal\.js";\n/m;
+if (!importLine.test(patched)) throw new Error('gen-proto: protobufjs import line not found; pbjs output changed?');
+patched = patched.replace(importLine, (m) => m + KEEP_UNKNOWN);
 if (!patched.includes('protobufjs/minimal.js')) {
   throw new Error('gen-proto: expected a protobufjs/minimal import to patch; pbjs output changed?');
 }

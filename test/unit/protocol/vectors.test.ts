@@ -66,7 +66,7 @@ describe('protocol.md vectors', () => {
 
   it('the TX payload is the VCSEC InformationRequest vector', () => {
     const tx = pb.UniversalMessage.RoutableMessage.decode(unhex(file.vectors[0]!.hex));
-    const inner = pb.VCSEC.UnsignedMessage.decode(tx.protobufMessageAsBytes);
+    const inner = pb.VCSEC.UnsignedMessage.decode(tx.protobufMessageAsBytes!);
     expect(inner.subMessage).toBe('InformationRequest');
     expect(inner.InformationRequest?.informationRequestType).toBe(
       pb.VCSEC.InformationRequestType.INFORMATION_REQUEST_TYPE_GET_WHITELIST_INFO,
