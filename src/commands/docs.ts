@@ -18,6 +18,7 @@ function typeOf(s: Record<string, unknown>): string {
   if ('const' in s) return JSON.stringify(s['const']);
   if (Array.isArray(s['anyOf'])) return (s['anyOf'] as Record<string, unknown>[]).map(typeOf).join(' \\| ');
   const t = typeof s['type'] === 'string' ? (s['type'] as string) : 'any';
+  if (t === 'string' && s['pattern'] === '^\\d{4}$') return 'string of four digits';
   const lo = s['minimum'];
   const hi = s['maximum'];
   if ((t === 'integer' || t === 'number') && typeof lo === 'number' && typeof hi === 'number' && hi < 1e9) {

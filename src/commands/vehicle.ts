@@ -47,6 +47,7 @@ export const VEHICLE_COMMANDS: readonly CommandDef[] = [
     name: 'set_vehicle_name',
     area: 'vehicle',
     summary: 'Rename the vehicle; not in guest mode; needs the signed protocol.',
+    // 255 is a defensive cap on what we sign, not a documented limit; the vehicle applies its own.
     schema: z.object({ vehicle_name: z.string().min(1).max(255).describe('the new name') }),
     build: (b) => infotainmentPlan({ setVehicleNameAction: { vehicleName: b.vehicle_name } }),
   }),
