@@ -1,5 +1,241 @@
-// Placeholder until its issue lands; replaced by the real subcommand.
-export async function run(_args: string[], _env: NodeJS.ProcessEnv): Promise<number> {
-  process.stderr.write('vcproxy serve: not implemented yet\n');
-  return 1;
+/**
+ * `vcproxy serve`: the signing proxy. This file wires configuration, the command key, the
+ * upstream pools, the session layer and the Hono app together and binds the listener.
+ * Business logic lives below (src/http, src/session, src/transport); here we only decide
+ * start-up order and turn every start-up failure into ONE clear line and a non-zero exit.
+ *
+ * Server timeouts are set explicitly (Node's defaults let a slow client hold a socket for
+ * minutes): headers must arrive within `headersTimeout`, the whole request within
+ * `requestTimeout`, and idle keep-alive sockets close after `keepAliveTimeout`.
+ */
+import { readFileSync } from 'node:fs';
+import { createPrivateKey, createPublicKey } from 'node:crypto';
+import { createServer as createHttpsServer } from 'node:https';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createAdaptorServer } from '@hono/node-server';
+import type { Hono } from 'hono';
+import type { Logger } from 'pino';
+import { ConfigError, HELP_REQUESTED, configUsage, parseConfig, type ProxyConfig } from '../config.js';
+import { createLogger, silentLogger } from '../log.js';
+import { VcpError } from '../protocol/errors.js';
+import { loadKeyFile, publicKeyToPem, type LoadKeyOptions } from '../keys/index.js';
+import type { CommandKey } from '../crypto/types.js';
+import { planCommand, openApiDocument } from '../commands/index.js';
+import { UpstreamClient, type Upstream } from '../transport/client.js';
+import { UpstreamRouter } from '../transport/upstream.js';
+import { SessionDispatcher } from '../session/dispatcher.js';
+import { MemorySessionStore, type SessionStore } from '../session/store.js';
+import { MemoryVinQueue, type VinQueue } from '../session/queue.js';
+import type { Session } from '../crypto/session.js';
+import { createProxyApp, type Catalogue } from '../http/app.js';
+
+export class StartupError extends Error {
+  override readonly name = 'StartupError';
+}
+
+export interface ProxyParts {
+  app: Hono<never>;
+  dispatcher: SessionDispatcher;
+  router: UpstreamRouter;
+  upstream: Upstream;
+  close(): Promise<void>;
+}
+
+export interface BuildOptions {
+  logger?: Logger;
+  /** Replace the upstream client (tests count or fake requests here). */
+  upstream?: Upstream;
+  sessions?: SessionStore<Session>;
+  queue?: VinQueue;
+  catalogue?: Catalogue;
+  now?: () => number;
+  /** Backoff sleep of the dispatcher (tests pass a no-op). */
+  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+}
+
+/** The real command catalogue, adapted to what the app needs. */
+export const CATALOGUE: Catalogue = {
+  planCommand: (name, body) => planCommand(name, body),
+  openApiDocument: () => openApiDocument(),
+};
+
+/** Builds the in-process proxy (no listener): for `app.request` tests and for `startProxy`. */
+export function buildProxy(config: ProxyConfig, key: CommandKey, opts: BuildOptions = {}): ProxyParts {
+  const logger = opts.logger ?? silentLogger();
+  const upstream =
+    opts.upstream ??
+    new UpstreamClient({ connections: config.upstreamConnections, maxResponseBytes: config.maxResponseBytes, ...(opts.now ? { now: opts.now } : {}) });
+  const router = new UpstreamRouter({ fixed: config.upstream, allowed: config.allowedUpstreams });
+  const dispatcher = new SessionDispatcher({
+    key,
+    upstream,
+    router,
+    sessions: opts.sessions ?? new MemorySessionStore<Session>(config.sessionCacheSize),
+    queue: opts.queue ?? new MemoryVinQueue(config.vinQueueLimit),
+    logger,
+    pairingUrl: config.pairingUrl,
+    developerDomain: config.developerDomain,
+    ...(opts.now ? { now: opts.now } : {}),
+    ...(opts.sleep ? { sleep: opts.sleep } : {}),
+  });
+  const app = createProxyApp({
+    config,
+    key,
+    catalogue: opts.catalogue ?? CATALOGUE,
+    upstream,
+    router,
+    dispatcher,
+    logger,
+    ...(opts.now ? { now: opts.now } : {}),
+  });
+  return { app: app as unknown as Hono<never>, dispatcher, router, upstream, close: () => upstream.close() };
+}
+
+export interface RunningProxy {
+  url: string;
+  server: Server;
+  parts: ProxyParts;
+  close(): Promise<void>;
+}
+
+export interface StartOptions extends BuildOptions {
+  keyOptions?: LoadKeyOptions;
+}
+
+function readPem(flag: string, path: string): Buffer {
+  try {
+    return readFileSync(path);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code ?? 'error';
+    throw new StartupError(`cannot read ${flag} ${path} (${code}); check the path and its permissions`);
+  }
+}
+
+function spkiOf(pem: Buffer, flag: string, path: string): Buffer {
+  try {
+    return createPublicKey(createPrivateKey(pem)).export({ type: 'spki', format: 'der' });
+  } catch {
+    throw new StartupError(`${flag} ${path} is not a usable PEM private key`);
+  }
+}
+
+/** Loads key and certificates, binds the listener, resolves once listening. */
+export async function startProxy(config: ProxyConfig, opts: StartOptions = {}): Promise<RunningProxy> {
+  let key: CommandKey;
+  try {
+    key = loadKeyFile(config.keyFile, opts.keyOptions);
+  } catch (e) {
+    throw new StartupError(e instanceof Error ? e.message : String(e));
+  }
+
+  let tls: { cert: Buffer; key: Buffer } | undefined;
+  if (config.tlsCert && config.tlsKey) {
+    const cert = readPem('--tls-cert', config.tlsCert);
+    const tlsKey = readPem('--tls-key', config.tlsKey);
+    // Reusing the command key for TLS would expose it to every TLS peer's scrutiny and to
+    // any TLS-layer bug; the command key must only ever sign commands.
+    const commandSpki = createPublicKey(publicKeyToPem(key.publicKey)).export({ type: 'spki', format: 'der' });
+    if (spkiOf(tlsKey, '--tls-key', config.tlsKey).equals(commandSpki)) {
+      throw new StartupError('--tls-key is the command key; use a separate key for TLS so the command key only signs commands');
+    }
+    tls = { cert, key: tlsKey };
+  }
+
+  const log = opts.logger ?? silentLogger();
+  const parts = buildProxy(config, key, { ...opts, logger: log });
+  const fetch = parts.app.fetch as (req: Request, env: unknown) => Response | Promise<Response>;
+  const server = (
+    tls
+      ? createAdaptorServer({
+          fetch,
+          createServer: createHttpsServer,
+          serverOptions: { cert: tls.cert, key: tls.key, minVersion: 'TLSv1.2' },
+        })
+      : createAdaptorServer({ fetch })
+  ) as Server;
+  server.headersTimeout = 10_000;
+  server.requestTimeout = Math.max(30_000, config.timeoutMs + 10_000);
+  server.keepAliveTimeout = 30_000;
+
+  try {
+    await new Promise<void>((resolve, reject) => {
+      const onError = (e: NodeJS.ErrnoException): void => reject(e);
+      server.once('error', onError);
+      server.listen(config.port, config.host, () => {
+        server.off('error', onError);
+        resolve();
+      });
+    });
+  } catch (e) {
+    await parts.close();
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'EADDRINUSE') throw new StartupError(`port ${config.port} on ${config.host} is already in use; stop the other process or pick another --port`);
+    if (code === 'EACCES') throw new StartupError(`not allowed to listen on ${config.host}:${config.port}; use a port above 1023 or run with the needed privilege`);
+    if (code === 'EADDRNOTAVAIL') throw new StartupError(`address ${config.host} is not available on this machine; check --host`);
+    throw new StartupError(`cannot listen on ${config.host}:${config.port}: ${(e as Error).message}`);
+  }
+
+  const addr = server.address() as AddressInfo;
+  const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
+  const url = `${tls ? 'https' : 'http'}://${host}:${addr.port}`;
+  let closing: Promise<void> | undefined;
+  return {
+    url,
+    server,
+    parts,
+    close: () =>
+      (closing ??= (async () => {
+        await new Promise<void>((resolve) => {
+          server.close(() => resolve());
+          server.closeIdleConnections?.();
+        });
+        await parts.close();
+      })()),
+  };
+}
+
+export async function run(args: string[], env: NodeJS.ProcessEnv): Promise<number> {
+  let config: ProxyConfig;
+  try {
+    const parsed = parseConfig(args, env);
+    if (parsed === HELP_REQUESTED) {
+      process.stdout.write(configUsage() + '\n');
+      return 0;
+    }
+    config = parsed;
+  } catch (e) {
+    if (e instanceof ConfigError) {
+      process.stderr.write(`vcproxy serve: ${e.message}\n`);
+      return 2;
+    }
+    throw e;
+  }
+  const logger = createLogger({ level: config.logLevel });
+  if (!config.tlsCert && config.allowInsecureHttp) {
+    logger.warn('serving plain HTTP on a non-loopback address (--allow-insecure-http): bearer tokens cross the network unencrypted');
+  }
+  let running: RunningProxy;
+  try {
+    running = await startProxy(config, { logger });
+  } catch (e) {
+    const msg = e instanceof StartupError || e instanceof VcpError ? e.message : `unexpected start-up failure: ${(e as Error).message}`;
+    process.stderr.write(`vcproxy serve: ${msg}\n`);
+    return 1;
+  }
+  logger.info(
+    { url: running.url, upstream: config.upstream ?? `token audience within ${config.allowedUpstreams.join(',')}` },
+    'vcproxy serve: listening',
+  );
+  return new Promise<number>((resolve) => {
+    const stop = (signal: string): void => {
+      logger.info({ signal }, 'shutting down');
+      running.close().then(
+        () => resolve(0),
+        () => resolve(1),
+      );
+    };
+    process.once('SIGINT', () => stop('SIGINT'));
+    process.once('SIGTERM', () => stop('SIGTERM'));
+  });
 }

@@ -1,0 +1,275 @@
+/**
+ * The proxy's HTTP surface (Hono): routes, authentication gate, input validation, the
+ * error → envelope mapping, and relaying of upstream answers.
+ *
+ * Owns: what a client sees. Must not: hold protocol state (sessions, counters and VIN
+ * ordering live in src/session/; upstream pools and routing in src/transport/).
+ *
+ * Security rules enforced here, before anything leaves the process:
+ * - no bearer token → 401; bad VIN, unknown command, malformed body → 4xx;
+ * - the upstream is chosen by the router, which only ever returns allowlisted hosts;
+ * - errors never echo request bodies, tokens or signed payloads; unexpected exceptions
+ *   become a bare 500 `internal_error` and the details go to the (redacting) log.
+ */
+import { Hono, type Context } from 'hono';
+import type { Logger } from 'pino';
+import type { CommandKey } from '../crypto/types.js';
+import type { ProxyConfig } from '../config.js';
+import type { Plan } from '../commands/types.js';
+import { VcpError } from '../protocol/errors.js';
+import { silentLogger } from '../log.js';
+import { signTelemetryConfig } from '../keys/jws.js';
+import type { Upstream, UpstreamResponse } from '../transport/client.js';
+import { UpstreamRouter, bearerToken, type Route } from '../transport/upstream.js';
+import { headersFromFetch, appendForwardedFor, stripHopByHop } from '../transport/headers.js';
+import type { CommandDispatcher } from '../session/types.js';
+import { readBody, parseJsonBody } from './body.js';
+
+/** What the app needs from the command catalogue (src/commands). */
+export interface Catalogue {
+  planCommand(name: string, body: unknown): { ok: true; plan: Plan } | { ok: false; error: VcpError };
+  openApiDocument(): unknown;
+}
+
+export type AppConfig = Pick<ProxyConfig, 'upstream' | 'allowedUpstreams' | 'timeoutMs' | 'maxBodyBytes'>;
+
+export interface ProxyAppDeps {
+  config: AppConfig;
+  key: CommandKey;
+  catalogue: Catalogue;
+  upstream: Upstream;
+  router: UpstreamRouter;
+  dispatcher: CommandDispatcher;
+  logger?: Logger;
+  now?: () => number;
+}
+
+type Env = { Bindings: { incoming?: { socket?: { remoteAddress?: string } } } };
+
+/** 17 characters; alphanumeric so nothing path-like can reach the upstream URL. */
+const VIN_RE = /^[A-Za-z0-9]{17}$/;
+const RESULT_OK = JSON.stringify({ response: { result: true, reason: '' } });
+const JSON_TYPE = 'application/json; charset=utf-8';
+
+function jsonResponse(status: number, body: string, headers?: Record<string, string>): Response {
+  return new Response(body, { status, headers: { 'content-type': JSON_TYPE, ...headers } });
+}
+
+export function errorResponse(err: VcpError): Response {
+  return jsonResponse(err.status, JSON.stringify(err.toEnvelope()), err.headers);
+}
+
+const NULL_BODY = new Set([101, 204, 205, 304]);
+
+/** Relays an upstream answer: status, headers (minus hop-by-hop), body bytes unchanged. */
+export function relay(res: UpstreamResponse): Response {
+  const h = new Headers();
+  const clean = stripHopByHop(res.headers);
+  for (const name in clean) {
+    const v = clean[name]!;
+    if (Array.isArray(v)) for (const item of v) h.append(name, item);
+    else h.set(name, v);
+  }
+  return new Response(NULL_BODY.has(res.status) ? null : res.body, { status: res.status, headers: h });
+}
+
+function pathAndQuery(url: string): string {
+  const i = url.indexOf('/', url.indexOf('//') + 2);
+  return i < 0 ? '/' : url.slice(i);
+}
+
+export function createProxyApp(deps: ProxyAppDeps): Hono<Env> {
+  const { config, key, catalogue, upstream, router, dispatcher } = deps;
+  const log = deps.logger ?? silentLogger();
+  const now = deps.now ?? Date.now;
+  const app = new Hono<Env>();
+
+  app.onError((err, c) => {
+    if (err instanceof VcpError) {
+      if (err.status >= 500) log.warn({ code: err.code, status: err.status, path: c.req.path }, err.message);
+      return errorResponse(err);
+    }
+    log.error({ err, path: c.req.path }, 'unexpected error');
+    return errorResponse(new VcpError('internal_error', 'Internal proxy error; see the proxy log.', { status: 500 }));
+  });
+  app.notFound(() => errorResponse(new VcpError('not_found', 'No such route.', { status: 404 })));
+
+  // --- local endpoints (no token needed) ---
+  app.get('/health', () => new Response('OK', { status: 200, headers: { 'content-type': 'text/plain; charset=utf-8' } }));
+  app.get('/status', () => new Response('ok', { status: 200, headers: { 'content-type': 'text/plain; charset=utf-8' } }));
+  const openApi = (): Response => jsonResponse(200, JSON.stringify(catalogue.openApiDocument()));
+  app.get('/openapi.json', openApi);
+  app.get('/api/1/commands', openApi);
+
+  // --- helpers shared by the proxied routes ---
+  interface Ctx {
+    token: string;
+    authorization: string;
+    route: Route;
+    deadline: number;
+    clientIp: string | undefined;
+  }
+
+  function authenticate(c: Context<Env>): { token: string; authorization: string } {
+    const authorization = c.req.header('authorization');
+    const token = bearerToken(authorization);
+    if (!token || !authorization) {
+      throw new VcpError('unauthorized', 'Missing bearer token: send "Authorization: Bearer <access token>". Nothing was forwarded.', {
+        status: 401,
+        headers: { 'www-authenticate': 'Bearer' },
+      });
+    }
+    return { token, authorization };
+  }
+
+  function begin(c: Context<Env>): Ctx {
+    const deadline = now() + config.timeoutMs;
+    const { token, authorization } = authenticate(c);
+    const route = router.resolve(token);
+    return { token, authorization, route, deadline, clientIp: c.env?.incoming?.socket?.remoteAddress };
+  }
+
+  /** Sends a request upstream, following one allowlisted 421 re-route, and relays the answer. */
+  async function forward(
+    c: Context<Env>,
+    ctx: Ctx,
+    req: { method: string; path: string; body: Uint8Array | undefined; headers: Record<string, string | string[]> },
+  ): Promise<UpstreamResponse> {
+    let origin = ctx.route.origin;
+    for (let attempt = 0; ; attempt++) {
+      const res = await upstream.request({
+        origin,
+        method: req.method,
+        path: req.path,
+        headers: req.headers,
+        body: req.body,
+        deadline: ctx.deadline,
+        signal: c.req.raw.signal,
+      });
+      if (res.status === 421 && attempt === 0) {
+        const next = router.reroute(ctx.route.subject, origin, res.headers, res.body);
+        if (next) {
+          log.info({ subject: ctx.route.subject, origin: next }, 'upstream answered 421; re-routing this token subject');
+          origin = next;
+          continue;
+        }
+      }
+      return res;
+    }
+  }
+
+  function clientHeaders(c: Context<Env>, ctx: Ctx): Record<string, string | string[]> {
+    const h: Record<string, string | string[]> = headersFromFetch(c.req.raw.headers);
+    appendForwardedFor(h, ctx.clientIp);
+    return h;
+  }
+
+  async function forwardOriginal(c: Context<Env>, ctx: Ctx, body: Uint8Array | undefined): Promise<Response> {
+    const method = c.req.method;
+    const res = await forward(c, ctx, {
+      method,
+      path: pathAndQuery(c.req.url),
+      body: method === 'GET' || method === 'HEAD' ? undefined : body,
+      headers: clientHeaders(c, ctx),
+    });
+    return relay(res);
+  }
+
+  // --- vehicle commands ---
+  app.all('/api/1/vehicles/:vin/command/:name', async (c) => {
+    if (c.req.method !== 'POST') {
+      throw new VcpError('method_not_allowed', 'Vehicle commands use POST.', { status: 405, headers: { allow: 'POST' } });
+    }
+    const { token: _t, authorization } = authenticate(c);
+    const vin = c.req.param('vin');
+    const name = c.req.param('name');
+    if (!VIN_RE.test(vin)) {
+      throw new VcpError('not_found', 'Expected a 17-character VIN in the command path (the proxy cannot use the numeric vehicle id).', {
+        status: 404,
+      });
+    }
+    const raw = await readBody(c.req.raw, config.maxBodyBytes);
+    const planned = catalogue.planCommand(name, parseJsonBody(raw));
+    if (!planned.ok) throw planned.error;
+    const ctx = begin(c);
+    const plan = planned.plan;
+
+    if (plan.kind === 'rest') return forwardOriginal(c, ctx, raw);
+    if (plan.kind === 'wake') {
+      const headers = clientHeaders(c, ctx);
+      delete headers['content-type'];
+      const res = await forward(c, ctx, { method: 'POST', path: `/api/1/vehicles/${vin}/wake_up`, body: undefined, headers });
+      return res.status >= 200 && res.status < 300 ? jsonResponse(200, RESULT_OK) : relay(res);
+    }
+    if (dispatcher.isUnsupported(vin)) return forwardOriginal(c, ctx, raw);
+    const fwd: Record<string, string> = {};
+    if (ctx.clientIp) fwd['x-forwarded-for'] = ctx.clientIp;
+    const outcome = await dispatcher.execute({
+      vin,
+      name,
+      domain: plan.domain,
+      payload: plan.payload,
+      authorization,
+      route: ctx.route,
+      deadline: ctx.deadline,
+      signal: c.req.raw.signal,
+      forwardHeaders: fwd,
+    });
+    switch (outcome.kind) {
+      case 'result':
+        return outcome.result && outcome.reason === ''
+          ? jsonResponse(200, RESULT_OK)
+          : jsonResponse(200, JSON.stringify({ response: { result: outcome.result, reason: outcome.reason } }));
+      case 'unsupported':
+        log.info({ vin: vin.slice(-6) }, 'vehicle does not support signed commands; forwarding to REST');
+        return forwardOriginal(c, ctx, raw);
+      case 'relay':
+        return relay(outcome.response);
+    }
+  });
+
+  // --- telemetry configuration: sign the config as a JWS and forward to the _jws endpoint ---
+  app.post('/api/1/vehicles/fleet_telemetry_config', async (c) => {
+    const ctx0 = authenticate(c);
+    void ctx0;
+    const raw = await readBody(c.req.raw, config.maxBodyBytes);
+    if (raw.byteLength === 0) {
+      throw new VcpError('invalid_request', 'Send a JSON body {"vins": [...], "config": {...}}.', { status: 400 });
+    }
+    const body = parseJsonBody(raw);
+    const messages: Record<string, string[]> = {};
+    const obj = body !== null && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>) : undefined;
+    const vins = obj?.['vins'];
+    const cfg = obj?.['config'];
+    if (!Array.isArray(vins) || vins.length === 0 || !vins.every((v) => typeof v === 'string' && v !== '')) {
+      messages['vins'] = ['must be a non-empty array of VIN strings'];
+    }
+    if (cfg === null || typeof cfg !== 'object' || Array.isArray(cfg)) {
+      messages['config'] = ['must be a JSON object (the telemetry configuration to sign)'];
+    }
+    if (!obj || Object.keys(messages).length) {
+      throw new VcpError('invalid_request', 'Malformed telemetry configuration request; see messages.', { status: 400, messages });
+    }
+    const ctx = begin(c);
+    const token = signTelemetryConfig(key, cfg as object);
+    const headers = clientHeaders(c, ctx);
+    headers['content-type'] = 'application/json';
+    const res = await forward(c, ctx, {
+      method: 'POST',
+      path: '/api/1/vehicles/fleet_telemetry_config_jws',
+      body: Buffer.from(JSON.stringify({ vins, token })),
+      headers,
+    });
+    return relay(res);
+  });
+
+  // --- everything else: transparent pass-through ---
+  app.all('*', async (c) => {
+    const ctx = begin(c);
+    const m = c.req.method;
+    const body = m === 'GET' || m === 'HEAD' ? undefined : await readBody(c.req.raw, config.maxBodyBytes);
+    return forwardOriginal(c, ctx, body);
+  });
+
+  return app;
+}
