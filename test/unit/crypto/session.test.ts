@@ -39,7 +39,7 @@ describe('handshake', () => {
     const m = UniversalMessage.RoutableMessage.decode(req.bytes);
     expect(m.toDestination?.domain).toBe(3);
     expect(toHex(m.fromDestination!.routingAddress!)).toBe(toHex(req.routingAddress));
-    expect(toHex(m.sessionInfoRequest!.publicKey)).toBe(toHex(f.key.publicKey));
+    expect(toHex(m.sessionInfoRequest!.publicKey!)).toBe(toHex(f.key.publicKey));
     expect(toHex(m.uuid)).toBe(toHex(req.uuid));
     expect(req.uuid.length).toBe(16);
     expect(req.routingAddress.length).toBe(16);
