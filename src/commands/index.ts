@@ -47,7 +47,7 @@ export const COMMANDS: readonly CommandDef[] = Object.freeze(
   ].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)),
 );
 
-// A null-prototype map: a name like "__proto__" or "constructor" must not find anything.
+// A Map, not an object: a name like "__proto__" or "constructor" must not find anything.
 const BY_NAME: ReadonlyMap<string, CommandDef> = (() => {
   const m = new Map<string, CommandDef>();
   for (const c of COMMANDS) {
