@@ -26,7 +26,7 @@ export const DEFAULT_FLEET_VINS = {
 
 export const DEFAULT_FLEET: FleetSpec = {
   vehicles: [
-    { vin: DEFAULT_FLEET_VINS.modern, model: 'Y', year: 2023, firmware: '2024.44.25', state: 'online', display_name: 'Sim Y' },
+    { vin: DEFAULT_FLEET_VINS.modern, model: 'Y', year: 2023, firmware: '2024.44.25', state: 'online', display_name: 'Sim Y', locked: false },
     {
       vin: DEFAULT_FLEET_VINS.modern2,
       model: '3',
