@@ -39,7 +39,8 @@ handshake answer shows them under sessionInfo.message). Either flags:
   --clock N           the vehicle clock (clock_time, seconds into the epoch)
 or a JSON file:
   --session FILE      {"publicKey": hex, "epoch": hex, "counter": N, "clockTime": N}
-                      (the decoded sessionInfo.message; "vehicleKey"/"clock" also work),
+                      (the decoded sessionInfo.message; "vehicleKey"/"clock" also work;
+                      a missing counter or clockTime means 0, as in protobuf),
                       or a stored session (the proxy's Session JSON, "v": 1).
                       "next_session" in the output can be saved and passed back here to
                       sign the next command with the next counter.
@@ -109,8 +110,9 @@ function sessionFromFile(path: string): SessionParams | SessionJSON {
   return {
     vehicleKey: parseVehicleKey(first(o, 'publicKey', 'vehicleKey', 'vehicle_key', 'vehiclePublicKey')),
     epoch: parseEpoch(o.epoch),
-    counter: parseUint32('counter', o.counter),
-    clockTime: parseUint32('clock', first(o, 'clockTime', 'clock_time', 'clock')),
+    // Absent means 0, as in protobuf (a decoder may omit zero values).
+    counter: parseUint32('counter', o.counter ?? 0),
+    clockTime: parseUint32('clock', first(o, 'clockTime', 'clock_time', 'clock') ?? 0),
   };
 }
 

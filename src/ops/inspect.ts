@@ -23,7 +23,6 @@ export type MessageTypeName = keyof typeof MESSAGE_TYPES;
 interface PbType {
   decode(r: Uint8Array): object;
   toObject(m: never, o?: object): Record<string, unknown>;
-  encode(m: never): { finish(): Uint8Array };
 }
 
 const TYPES: Record<MessageTypeName, PbType> = {
@@ -107,8 +106,14 @@ export function decodeAs(name: MessageTypeName, bytes: Uint8Array): Decoded {
       { status: 400, cause: err },
     );
   }
-  const message = hexify(T.toObject(msg as never, { longs: Number, enums: String, oneofs: true })) as Record<string, unknown>;
-  if (bytes.length > 0 && Object.keys(message).length === 0) {
+  // Session info is small and every field matters (counter 0 is a real value), so show
+  // defaults there; elsewhere omit them to keep big CarServer messages readable.
+  const defaults = name === 'session-info';
+  const message = hexify(T.toObject(msg as never, { longs: Number, enums: String, oneofs: true, defaults })) as Record<
+    string,
+    unknown
+  >;
+  if (bytes.length > 0 && Object.keys(hexify(T.toObject(msg as never)) as object).length === 0) {
     throw new VcpError(
       'invalid_message',
       `The bytes contain no field of ${typeName}; they are probably another message type or not protobuf at all.`,
@@ -116,13 +121,22 @@ export function decodeAs(name: MessageTypeName, bytes: Uint8Array): Decoded {
     );
   }
   const out: Decoded = { type: typeName, message };
-  // Re-encoding drops fields this build does not know; a shorter result means some input
-  // was skipped (or the sender wrote explicit default values). Say so rather than hide it.
-  const reencoded = T.encode(msg as never).finish().length;
-  if (reencoded < bytes.length) {
-    out.warnings = [`${bytes.length - reencoded} byte(s) were not understood (unknown fields or explicit defaults)`];
-  }
+  // The generated code keeps fields this build does not know in `$unknowns` (and re-encodes
+  // them); count them so the reader knows part of the message is not shown.
+  const unknown = unknownBytes(msg, 0);
+  if (unknown > 0) out.warnings = [`${unknown} byte(s) were not understood (fields this build does not know)`];
   return out;
+}
+
+/** Total size of the unknown fields kept by the decoder, in a message and its sub-messages. */
+function unknownBytes(v: unknown, depth: number): number {
+  if (depth > 64 || v === null || typeof v !== 'object' || v instanceof Uint8Array) return 0;
+  if (Array.isArray(v)) return v.reduce((n: number, x) => n + unknownBytes(x, depth + 1), 0);
+  let n = 0;
+  const u = (v as { $unknowns?: unknown }).$unknowns;
+  if (Array.isArray(u)) for (const b of u) if (b instanceof Uint8Array) n += b.length;
+  for (const x of Object.values(v)) n += unknownBytes(x, depth + 1);
+  return n;
 }
 
 const DOMAIN_VEHICLE_SECURITY = 2;

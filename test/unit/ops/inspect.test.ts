@@ -121,7 +121,7 @@ describe('decodeRoutable', () => {
     );
     expect(out.sessionInfo).toEqual({
       type: 'Signatures.SessionInfo',
-      message: { counter: 5, epoch: '0102', clockTime: 100, publicKey: '04' },
+      message: { counter: 5, epoch: '0102', clockTime: 100, publicKey: '04', status: 'SESSION_INFO_STATUS_OK', handle: 0 },
     });
   });
 
@@ -135,6 +135,16 @@ describe('decodeRoutable', () => {
     const known = enc.routable({ uuid: new Uint8Array([1]) });
     const withUnknown = new Uint8Array([...known, 0xf8, 0x06, 0x01]); // field 111, varint 1
     expect(decodeRoutable(withUnknown).warnings?.[0]).toMatch(/3 byte\(s\) were not understood/);
+    expect(decodeRoutable(known).warnings).toBeUndefined();
+  });
+
+  it('counts unknown fields inside sub-messages too', () => {
+    // signatureData (field 13) holding only an unknown field 100 (varint 5).
+    const inner = new Uint8Array([0xa0, 0x06, 0x05]);
+    const bytes = new Uint8Array([0x6a, inner.length, ...inner, 0x9a, 0x03, 0x01, 0x07]); // + uuid 07
+    const out = decodeRoutable(bytes);
+    expect(out.message).toMatchObject({ uuid: '07' });
+    expect(out.warnings?.[0]).toMatch(/^3 byte\(s\)/);
   });
 });
 
