@@ -178,7 +178,7 @@ describe('hand-derived wire bytes', () => {
         resultReason: { plainText: 'already_set' },
       },
     });
-    roundTrip(CarServer.Response, resp, fl(1, fv(1, 1), fl(2, fl(1, str('already_set')))));
+    roundTrip<CarServer.Response>(CarServer.Response, resp, fl(1, fv(1, 1), fl(2, fl(1, str('already_set')))));
   });
 
   it('keeps unknown fields on decode and re-emits them', () => {
