@@ -11,8 +11,8 @@
  *   `HMAC_PersonalizedData` (upper-case prefixes keep their underscores). Wire format unaffected.
  * - `protobufjs/minimal` → `protobufjs/minimal.js`: protobufjs is CommonJS without an
  *   `exports` map, so Node's ESM resolver needs the file extension.
- * - `--force-number`: 64-bit integer fields decode to JS numbers instead of `Long`
- *   objects. The fields that exist (timestamps, odometer-like counters, ids in
+ * - `--force-number` (+ `util.Long = null` at runtime, see KEEP_UNKNOWN below): 64-bit
+ *   integer fields decode to JS numbers instead of `Long` objects. The fields that exist (timestamps, odometer-like counters, ids in
  *   car_server) stay far below 2^53 in practice; anything above loses precision. The
  *   authentication-layer fields (counter, expires_at, clock_time) are 32-bit and
  *   unaffected. uint32 is always a number in protobufjs.
@@ -145,7 +145,15 @@ let patched = js.replace(
 // (`$unknowns`, re-emitted on encode) so a message from newer firmware survives a
 // decode/encode round trip and the simulator can see fields the schema lacks. This is a
 // process-wide protobufjs setting; only our generated code uses protobufjs.
-const KEEP_UNKNOWN = '\n// Keep unknown fields (see scripts/gen-proto.mjs).\n$protobuf.Reader.discardUnknown = false;\n';
+//
+// `--force-number` only changes the TypeScript types; at runtime protobufjs still returns
+// `Long` objects whenever the `long` package is installed. Dropping util.Long and calling
+// configure() makes the reader return plain numbers, so runtime matches the types.
+const KEEP_UNKNOWN =
+  '\n// Keep unknown fields; 64-bit integers as plain numbers (see scripts/gen-proto.mjs).\n' +
+  '$protobuf.Reader.discardUnknown = false;\n' +
+  '$protobuf.util.Long = null;\n' +
+  '$protobuf.configure();\n';
 const importLine = /^import \$protobuf from "protobufjs\/minimal\.js";\n/m;
 if (!importLine.test(patched)) throw new Error('gen-proto: protobufjs import line not found; pbjs output changed?');
 patched = patched.replace(importLine, (m) => m + KEEP_UNKNOWN);

@@ -23,20 +23,20 @@ export function hexToBase64(v: unknown): unknown {
 }
 
 // --- hand wire format (field << 3 | wire type) ---
-function varint(n: number): number[] {
+function varint(n: number | bigint): number[] {
   const out: number[] = [];
-  let v = n >>> 0;
-  if (n > 0xffffffff) throw new Error('varint helper is 32-bit only');
-  while (v >= 0x80) {
-    out.push((v & 0x7f) | 0x80);
-    v >>>= 7;
+  let v = BigInt(n);
+  if (v < 0n) throw new Error('varint helper takes non-negative values only');
+  while (v >= 0x80n) {
+    out.push(Number(v & 0x7fn) | 0x80);
+    v >>= 7n;
   }
-  out.push(v);
+  out.push(Number(v));
   return out;
 }
 const cat = (...parts: (number[] | Uint8Array)[]): Uint8Array => new Uint8Array(parts.flatMap((p) => [...p]));
 /** varint field (wire type 0) */
-export const fv = (field: number, n: number): Uint8Array => cat(varint(field << 3), varint(n));
+export const fv = (field: number, n: number | bigint): Uint8Array => cat(varint(field << 3), varint(n));
 /** length-delimited field (wire type 2) */
 export const fl = (field: number, ...body: Uint8Array[]): Uint8Array => {
   const b = cat(...body);

@@ -171,6 +171,37 @@ describe('hand-derived wire bytes', () => {
     roundTrip(CarServer.Action, act({ guestModeAction: { GuestModeActive: true } }), fl(2, fl(65, fv(1, 1))));
   });
 
+  it('64-bit fields are plain numbers (--force-number)', () => {
+    const id = 1_700_000_000_123; // > 2^32: exercises the high varint bytes
+    const back = roundTrip(
+      CarServer.Action,
+      CarServer.Action.create({ vehicleAction: { removeChargeScheduleAction: { id } } }),
+      fl(2, fl(98, fv(1, BigInt(id)))),
+    );
+    expect(typeof back.vehicleAction?.removeChargeScheduleAction?.id).toBe('number');
+    expect(back.vehicleAction?.removeChargeScheduleAction?.id).toBe(id);
+  });
+
+  it('VehicleAction knows every action the protocol defines (no member decodes as unknown)', () => {
+    // Field numbers of the VehicleAction oneof in the reference car_server.proto (60 members).
+    const ids = [
+      1, 5, 6, 7, 8, 9, 10, 12, 13, 14, 15, 16, 17, 18, 19, 20, 23, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35,
+      36, 41, 42, 43, 44, 46, 48, 49, 50, 54, 61, 62, 65, 66, 72, 77, 78, 79, 89, 97, 98, 99, 100, 107, 108,
+      109, 110, 111, 112, 113, 130, 138,
+    ];
+    expect(ids).toHaveLength(60);
+    const seen = new Set<string>();
+    for (const id of ids) {
+      const va = CarServer.VehicleAction.decode(fl(id, new Uint8Array()));
+      expect(va.vehicleActionMsg, `field ${id}`).toBeTruthy();
+      expect(va.$unknowns, `field ${id}`).toBeUndefined();
+      seen.add(va.vehicleActionMsg!);
+    }
+    expect(seen.size).toBe(60);
+    // and a number outside the list is kept as unknown, not misread
+    expect(CarServer.VehicleAction.decode(fl(11, new Uint8Array())).vehicleActionMsg).toBeUndefined();
+  });
+
   it('CarServer response with a plain-text reason', () => {
     const resp = CarServer.Response.create({
       actionStatus: {
