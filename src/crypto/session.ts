@@ -225,7 +225,11 @@ export type AdoptResult =
 export interface SignOptions {
   /** Lifetime of the command in seconds (vehicle clock). */
   expiresInSec: number;
-  /** Extra flag bits (mask). FLAG_ENCRYPT_RESPONSE is always set. */
+  /**
+   * The exact `flags` mask to send and authenticate. Default FLAG_ENCRYPT_RESPONSE (0x2),
+   * which clients should always set; pass a mask without it only to reproduce legacy
+   * traffic (e.g. the protocol.md example, which predates the flag).
+   */
   flags?: number;
   /** Local time in ms. */
   now: number;
@@ -466,7 +470,10 @@ export class Session {
     if (expiresAt < 0 || expiresAt > UINT32_MAX) {
       throw resyncRequired('The session clock is out of range; run a new handshake with the vehicle.');
     }
-    const flags = ((o.flags ?? 0) | FLAG_ENCRYPT_RESPONSE_MASK) >>> 0;
+    const flags = o.flags ?? FLAG_ENCRYPT_RESPONSE_MASK;
+    if (!Number.isInteger(flags) || flags < 0 || flags > UINT32_MAX) {
+      throw new VcpError('internal_error', 'flags must be an unsigned 32-bit mask');
+    }
     const method = o.method ?? 'hmac';
     const routingAddress = o.routingAddress ? copyBytes(o.routingAddress) : randomExact(o.random, SIZES.routingAddress);
     const uuid = randomExact(o.random, SIZES.uuid);

@@ -19,8 +19,11 @@ import {
   requestHash,
   serializeMetadata,
   sessionInfoMetadata,
+  buildSessionInfoRequest,
+  Session,
   SessionKeys,
   sessionKey,
+  type CommandKey,
   SignatureType,
   tlv,
   toHex,
@@ -42,6 +45,23 @@ const byId = (set: { vectors: V[] }, id: string): V => {
   return v;
 };
 const hex = toHex;
+/** A CommandKey over a published test scalar. */
+const docKey = (scalarHex: string): CommandKey => ({
+  publicKey: publicKeyFromScalar(fromHex(scalarHex)),
+  sharedSecretX: (peer) => ecdhSharedX(fromHex(scalarHex), peer),
+  signJws: () => {
+    throw new Error('unused');
+  },
+});
+/** Random source that returns the given byte strings in order (the documented draws). */
+const draws = (seq: string[]) => {
+  let i = 0;
+  return (n: number) => {
+    const b = fromHex(seq[i++] ?? '');
+    if (b.length !== n) throw new Error(`draw ${i - 1}: wanted ${n} bytes, vector has ${b.length}`);
+    return b;
+  };
+};
 const item = (x: { tag: number; value_ascii?: string; value_uint32?: number }) =>
   [x.tag, x.value_ascii !== undefined ? vinBytes(x.value_ascii) : uint32be(x.value_uint32!)] as const;
 
@@ -62,6 +82,8 @@ describe('protocol.md vectors', () => {
       'aes_gcm_metadata',
       'aes_gcm_encrypt',
       'routable_message_tx',
+      'handshake_example',
+      'aes_gcm_routable_message',
     ]);
   });
 
@@ -150,6 +172,73 @@ describe('protocol.md vectors', () => {
     expect(hex(m.protobufMessageAsBytes!)).toBe(v.expect.payload);
     expect(hex(m.uuid)).toBe(v.expect.uuid);
     expect(hex(UniversalMessage.RoutableMessage.encode(m).finish())).toBe(v.message);
+  });
+
+  it('handshake example end to end: request fields, then the documented answer authenticates', () => {
+    const v = byId(pm, 'handshake_example');
+    const key = docKey(v.client_scalar);
+    const req = buildSessionInfoRequest({ domain: v.domain, publicKey: key.publicKey, random: draws([v.routing_address, v.uuid]) });
+    const m = UniversalMessage.RoutableMessage.decode(req.bytes);
+    expect(m.toDestination?.domain).toBe(v.domain);
+    expect(hex(m.fromDestination!.routingAddress!)).toBe(v.routing_address);
+    expect(hex(m.sessionInfoRequest!.publicKey!)).toBe(v.expect.request_public_key);
+    expect(hex(m.uuid)).toBe(v.uuid);
+    const s = Session.fromHandshake({
+      key,
+      vin: v.vin,
+      domain: v.domain,
+      challenge: req.uuid,
+      sessionInfoBytes: fromHex(v.session_info),
+      tag: fromHex(v.session_info_tag),
+      now: 1_000_000,
+    });
+    expect({ counter: s.counter, epoch: hex(s.epoch), clock: s.vehicleTime(1_000_000) }).toEqual({
+      counter: v.expect.counter,
+      epoch: v.expect.epoch,
+      clock: v.expect.clock_time,
+    });
+  });
+
+  it('AES-GCM example RoutableMessage reproduced field for field by Session.signCommand', () => {
+    const v = byId(pm, 'aes_gcm_routable_message');
+    const key = docKey(v.client_scalar);
+    const now = 5_000_000;
+    const s = Session.fromJSON(
+      {
+        v: 1,
+        vin: v.vin,
+        domain: v.domain,
+        clientPublicKey: hex(key.publicKey),
+        vehiclePublicKey: v.vehicle_public_key,
+        epoch: v.epoch,
+        counter: v.counter_before,
+        setTime: v.clock_time,
+        clockOffsetMs: v.clock_time * 1000 - now,
+      },
+      key,
+    );
+    const signed = s.signCommand(fromHex(v.plaintext), {
+      expiresInSec: v.expires_in_sec,
+      now,
+      random: draws(v.random_draws),
+      method: 'aes-gcm',
+      flags: 0,
+    });
+    const m = UniversalMessage.RoutableMessage.decode(signed.bytes);
+    const g = m.signatureData!.AES_GCM_PersonalizedData!;
+    expect({
+      to_domain: m.toDestination?.domain,
+      routing_address: hex(m.fromDestination!.routingAddress!),
+      payload: hex(m.protobufMessageAsBytes!),
+      signer_public_key: hex(m.signatureData!.signerIdentity!.publicKey!),
+      epoch: hex(g.epoch!),
+      nonce: hex(g.nonce!),
+      counter: g.counter,
+      expires_at: g.expiresAt,
+      tag: hex(g.tag!),
+      uuid: hex(m.uuid),
+    }).toEqual(v.expect);
+    expect(m.flags).toBe(0);
   });
 });
 
