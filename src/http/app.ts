@@ -197,7 +197,8 @@ export function createProxyApp(deps: ProxyAppDeps): Hono<Env> {
     if (plan.kind === 'rest') return forwardOriginal(c, ctx, raw);
     if (plan.kind === 'wake') {
       const headers = clientHeaders(c, ctx);
-      delete headers['content-type'];
+      // The service wants JSON on every authenticated POST, even without a body.
+      headers['content-type'] = 'application/json';
       const res = await forward(c, ctx, { method: 'POST', path: `/api/1/vehicles/${vin}/wake_up`, body: undefined, headers });
       return res.status >= 200 && res.status < 300 ? jsonResponse(200, RESULT_OK) : relay(res);
     }

@@ -130,7 +130,7 @@ describe('SessionDispatcher', () => {
     expect(fleet.handshakeCount(VIN, VSEC)).toBe(2);
   });
 
-  it('gives up after a bounded number of attempts', async () => {
+  it('treats an answer that does not authenticate as may-have-executed and stops', async () => {
     const { fleet, d, req } = setup({ maxAttempts: 3 });
     await d.execute(req());
     const busy = (): void => {
