@@ -3,7 +3,9 @@
  * proto/*.proto → src/protocol/gen/pb.js (+ pb.d.ts), a protobufjs static ES module.
  *
  * Usage: node scripts/gen-proto.mjs [outDir]   (default src/protocol/gen; the drift test
- * passes a temp dir and compares the result with the committed files).
+ *        passes a temp dir and compares the result with the committed files)
+ *        node scripts/gen-proto.mjs --check    (verify the committed files' stamps only)
+ * Editing this script changes the inputs hash: run `npm run gen` afterwards.
  *
  * Choices, and why:
  * - static-module, es6 wrapper, protobufjs default camelCase field names (no --keep-case):
@@ -11,9 +13,10 @@
  *   `HMAC_PersonalizedData` (upper-case prefixes keep their underscores). Wire format unaffected.
  * - `protobufjs/minimal` → `protobufjs/minimal.js`: protobufjs is CommonJS without an
  *   `exports` map, so Node's ESM resolver needs the file extension.
- * - `--force-number` (+ `util.Long = null` at runtime, see KEEP_UNKNOWN below): 64-bit
- *   integer fields decode to JS numbers instead of `Long` objects. The fields that exist (timestamps, odometer-like counters, ids in
- *   car_server) stay far below 2^53 in practice; anything above loses precision. The
+ * - `--force-number` (+ `util.Long = null` at runtime, see RUNTIME_SETTINGS below): 64-bit
+ *   integer fields decode to JS numbers instead of `Long` objects. The fields that exist
+ *   (schedule ids, timestamps in car_server) stay far below 2^53 in practice; anything
+ *   above loses precision. The
  *   authentication-layer fields (counter, expires_at, clock_time) are 32-bit and
  *   unaffected. uint32 is always a number in protobufjs.
  * - Field order on the wire follows the reference (Go) encoder: ordinary fields first by
@@ -149,14 +152,14 @@ let patched = js.replace(
 // `--force-number` only changes the TypeScript types; at runtime protobufjs still returns
 // `Long` objects whenever the `long` package is installed. Dropping util.Long and calling
 // configure() makes the reader return plain numbers, so runtime matches the types.
-const KEEP_UNKNOWN =
+const RUNTIME_SETTINGS =
   '\n// Keep unknown fields; 64-bit integers as plain numbers (see scripts/gen-proto.mjs).\n' +
   '$protobuf.Reader.discardUnknown = false;\n' +
   '$protobuf.util.Long = null;\n' +
   '$protobuf.configure();\n';
 const importLine = /^import \$protobuf from "protobufjs\/minimal\.js";\n/m;
 if (!importLine.test(patched)) throw new Error('gen-proto: protobufjs import line not found; pbjs output changed?');
-patched = patched.replace(importLine, (m) => m + KEEP_UNKNOWN);
+patched = patched.replace(importLine, (m) => m + RUNTIME_SETTINGS);
 if (!patched.includes('protobufjs/minimal.js')) {
   throw new Error('gen-proto: expected a protobufjs/minimal import to patch; pbjs output changed?');
 }
