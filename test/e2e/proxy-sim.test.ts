@@ -10,7 +10,7 @@ import { loadKeyFile } from '../../src/keys/index.js';
 import { startSim, DEFAULT_FLEET_VINS, type RunningSim } from '../../src/sim/index.js';
 import { exampleKeyFile, fakeJwt } from './proxy-fake-upstream.js';
 
-const VIN = DEFAULT_FLEET_VINS.modern;
+const VIN: string = DEFAULT_FLEET_VINS.modern;
 const AUTH = { authorization: `Bearer ${fakeJwt({ sub: 'sim-user' })}`, 'content-type': 'application/json' };
 let keyFile: { path: string; cleanup(): Promise<void> };
 let publicKey: Uint8Array;
@@ -37,15 +37,15 @@ describe('proxy against the simulator', () => {
     await sim.close();
   });
 
-  const cmd = (name: string, body?: unknown, vin = VIN): Promise<Response> =>
+  const cmd = (name: string, body?: unknown, vin: string = VIN): Promise<Response> =>
     fetch(`${proxy.url}/api/1/vehicles/${vin}/command/${name}`, {
       method: 'POST',
       headers: AUTH,
       ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
     });
-  const handshakes = (channel: 'vcsec' | 'infotainment', vin = VIN): number =>
+  const handshakes = (channel: 'vcsec' | 'infotainment', vin: string = VIN): number =>
     sim.sim.log({ vin }).filter((e) => e.event === 'session_info' && e.channel === channel).length;
-  const executed = (vin = VIN): number => sim.sim.log({ vin }).filter((e) => e.event === 'command' && e.executed).length;
+  const executed = (vin: string = VIN): number => sim.sim.log({ vin }).filter((e) => e.event === 'command' && e.executed).length;
 
   it('handshakes, then the vehicle accepts the signed command', async () => {
     const r = await cmd('door_lock');
