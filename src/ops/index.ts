@@ -21,3 +21,4 @@ export type {
 } from './lifecycle.js';
 export { metricsMiddleware } from './hono.js';
 export { createOpsServer } from './server.js';
+export { instrumentUpstream, routeClass } from './upstream.js';

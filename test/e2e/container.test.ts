@@ -5,9 +5,9 @@
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, copyFileSync, cpSync, existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
-import type { AddressInfo } from 'node:net';
+import { connect, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -122,6 +122,18 @@ function runHealthcheck(env: NodeJS.ProcessEnv): Promise<number | null> {
   });
 }
 
+/** Resolves with the connect error code, or 'connected' if the port still accepts. */
+function tryConnect(port: number): Promise<string> {
+  return new Promise((resolveCode) => {
+    const sock = connect({ host: '127.0.0.1', port });
+    sock.once('connect', () => {
+      sock.destroy();
+      resolveCode('connected');
+    });
+    sock.once('error', (err: NodeJS.ErrnoException) => resolveCode(err.code ?? 'error'));
+  });
+}
+
 function hasOpenssl(): boolean {
   try {
     execFileSync('openssl', ['version'], { stdio: 'ignore' });
@@ -227,7 +239,17 @@ describe.skipIf(servePlaceholder)('container entrypoint from a fresh build', () 
     if (app) rmSync(app, { recursive: true, force: true });
   });
 
-  it('serves /health, passes the image HEALTHCHECK, and exits 0 on SIGTERM', async () => {
+  interface Started {
+    child: ChildProcess;
+    port: number;
+    env: NodeJS.ProcessEnv;
+    exited: Promise<number | null>;
+    output: () => string;
+    cleanup: () => void;
+  }
+
+  /** Runs the image's ENTRYPOINT from the scratch build with the image's ENV plus `extra`. */
+  async function startEntrypoint(opts: { tls: boolean; extra?: NodeJS.ProcessEnv }): Promise<Started> {
     expect(existsSync(join(app, 'dist/cli.js'))).toBe(true);
     const mounts = mkdtempSync(join(tmpdir(), 'vcproxy-mounts-'));
     // The "mounted" key: the throwaway example key, owner-only as the proxy requires.
@@ -241,22 +263,23 @@ describe.skipIf(servePlaceholder)('container entrypoint from a fresh build', () 
       VCPROXY_HOST: '127.0.0.1',
       VCPROXY_PORT: '0',
       VCPROXY_LOG_LEVEL: 'info',
+      VCPROXY_TLS_CERT: '',
+      VCPROXY_TLS_KEY: '',
+      ...opts.extra,
     };
-    if (hasOpenssl()) {
+    if (opts.tls) {
       const tls = makeTls(mounts);
       env.VCPROXY_TLS_CERT = tls.cert;
       env.VCPROXY_TLS_KEY = tls.key;
-    } else {
-      env.VCPROXY_TLS_CERT = '';
-      env.VCPROXY_TLS_KEY = '';
     }
 
     const [cmd, ...cmdArgs] = execForm(last(runtime, 'ENTRYPOINT')!.args)!;
-    child = spawn(cmd!, cmdArgs, { cwd: app, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const proc = spawn(cmd!, cmdArgs, { cwd: app, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    child = proc;
     let output = '';
-    child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
-    child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
-    const exited = new Promise<number | null>((r) => child!.once('exit', (code) => r(code)));
+    proc.stdout!.on('data', (d: Buffer) => (output += d.toString()));
+    proc.stderr!.on('data', (d: Buffer) => (output += d.toString()));
+    const exited = new Promise<number | null>((r) => proc.once('exit', (code) => r(code)));
 
     // Wait for the listening line that carries the bound port (bounded by the test timeout).
     const port = await new Promise<number>((resolvePort, reject) => {
@@ -264,16 +287,72 @@ describe.skipIf(servePlaceholder)('container entrypoint from a fresh build', () 
         const m = /(?:127\.0\.0\.1|localhost):(\d{2,5})/.exec(output);
         if (m) resolvePort(Number(m[1]));
       };
-      child!.stdout!.on('data', look);
-      child!.stderr!.on('data', look);
+      proc.stdout!.on('data', look);
+      proc.stderr!.on('data', look);
       void exited.then((code) => reject(new Error(`serve exited early (${code}): ${output}`)));
     });
+    return { child: proc, port, env, exited, output: () => output, cleanup: () => rmSync(mounts, { recursive: true, force: true }) };
+  }
 
-    // The image's own HEALTHCHECK command, run with the container's environment.
-    expect(await runHealthcheck({ ...env, VCPROXY_PORT: String(port) }), output).toBe(0);
+  it('serves /health over the mounted TLS files, passes the image HEALTHCHECK, and exits 0 on SIGTERM', async () => {
+    const s = await startEntrypoint({ tls: hasOpenssl() });
+    try {
+      // The image's own HEALTHCHECK command, run with the container's environment.
+      expect(await runHealthcheck({ ...s.env, VCPROXY_PORT: String(s.port) }), s.output()).toBe(0);
+      s.child.kill('SIGTERM');
+      expect(await s.exited, s.output()).toBe(0);
+    } finally {
+      s.cleanup();
+    }
+  }, 60_000);
 
-    child.kill('SIGTERM');
-    expect(await exited, output).toBe(0);
-    rmSync(mounts, { recursive: true, force: true });
+  it('SIGTERM lets an in-flight request finish, refuses new connections, then exits 0', async () => {
+    // A slow upstream that holds the request until the test releases it.
+    let entered!: () => void;
+    const reachedUpstream = new Promise<void>((r) => (entered = r));
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const upstreamServer = createServer((_req, res) => {
+      entered();
+      void gate.then(() => {
+        res.setHeader('content-type', 'application/json');
+        res.end(JSON.stringify({ response: [], count: 0 }));
+      });
+    });
+    await new Promise<void>((r) => upstreamServer.listen(0, '127.0.0.1', r));
+    const upstreamPort = (upstreamServer.address() as AddressInfo).port;
+    const s = await startEntrypoint({ tls: false, extra: { VCPROXY_UPSTREAM: `http://127.0.0.1:${upstreamPort}` } });
+    try {
+      const answer = new Promise<{ status: number; body: string }>((resolveAnswer, reject) => {
+        const r = httpRequest(
+          { host: '127.0.0.1', port: s.port, path: '/api/1/products', headers: { authorization: 'Bearer test-token' }, agent: false },
+          (res) => {
+            let body = '';
+            res.on('data', (d: Buffer) => (body += d.toString()));
+            res.on('end', () => resolveAnswer({ status: res.statusCode ?? 0, body }));
+          },
+        );
+        r.on('error', reject);
+        r.end();
+      });
+      await reachedUpstream;
+      s.child.kill('SIGTERM');
+      // The listener closes once the signal is handled; poll (bounded) until it refuses.
+      let refused = false;
+      for (let i = 0; i < 200 && !refused; i++) {
+        refused = (await tryConnect(s.port)) === 'ECONNREFUSED';
+        if (!refused) await new Promise((r) => setTimeout(r, 10));
+      }
+      expect(refused, s.output()).toBe(true);
+      expect(s.child.exitCode).toBeNull(); // still draining the in-flight request
+      release();
+      expect(await answer).toEqual({ status: 200, body: JSON.stringify({ response: [], count: 0 }) });
+      expect(await s.exited, s.output()).toBe(0);
+    } finally {
+      release();
+      upstreamServer.closeAllConnections();
+      upstreamServer.close();
+      s.cleanup();
+    }
   }, 60_000);
 });
