@@ -55,6 +55,12 @@ export function compareFirmware(a: string, b: string): number {
   return 0;
 }
 
+/** Release line (year.week) strictly above `base`: "above 2023.38" excludes every 2023.38.x. */
+export function releaseAbove(version: string, base: string): boolean {
+  const line = version.split('.').slice(0, 2).join('.');
+  return compareFirmware(line, base) > 0;
+}
+
 const ok = (data?: Record<string, unknown>): Outcome => (data ? { kind: 'ok', data } : { kind: 'ok' });
 const refuse = (reason: string): Outcome => ({ kind: 'refused', reason });
 const privileges = (why: string): Outcome => ({ kind: 'fault', fault: FAULT_INSUFFICIENT_PRIVILEGES, why });
@@ -539,7 +545,7 @@ export class VehicleState {
         this.pinToDrive.enabled = false;
         return ok();
       case 'clear_pin_to_drive_admin':
-        if (compareFirmware(this.firmware, '2023.44') <= 0) return unsupportedFirmware('needs firmware above 2023.44');
+        if (!releaseAbove(this.firmware, '2023.44')) return unsupportedFirmware('needs firmware above 2023.44');
         this.pinToDrive = { enabled: false, pin: null };
         return ok();
       // ---- valet ----
@@ -589,7 +595,7 @@ export class VehicleState {
         return ok();
       }
       case 'speed_limit_clear_pin_admin':
-        if (compareFirmware(this.firmware, '2023.38') <= 0) return unsupportedFirmware('needs firmware above 2023.38');
+        if (!releaseAbove(this.firmware, '2023.38')) return unsupportedFirmware('needs firmware above 2023.38');
         this.speedLimit.active = false;
         this.speedLimit.pin = null;
         return ok();
