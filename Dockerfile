@@ -21,7 +21,8 @@
 #                           VCPROXY_TLS_CERT= VCPROXY_TLS_KEY= (empty) and
 #                           VCPROXY_ALLOW_INSECURE_HTTP=true.
 # Everything else is configured with VCPROXY_* variables or flags appended to
-# `docker run … vcproxy --flag value` (see `vcproxy serve --help`).
+# `docker run … vcproxy --flag value` (see `vcproxy serve --help`). Change the port and TLS
+# files through VCPROXY_PORT / VCPROXY_TLS_* rather than flags: the HEALTHCHECK reads them.
 
 ARG NODE_VERSION=20
 

@@ -1,4 +1,9 @@
+import { execFileSync } from 'node:child_process';
 import { EventEmitter } from 'node:events';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { Agent as HttpsAgent, createServer as createHttpsServer, request as httpsRequest } from 'node:https';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createServer, request, Agent, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { connect, type AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -78,6 +83,15 @@ function tryConnect(port: number): Promise<string> {
     });
     s.once('error', (err: NodeJS.ErrnoException) => resolve(err.code ?? 'error'));
   });
+}
+
+function hasOpenssl(): boolean {
+  try {
+    execFileSync('openssl', ['version'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 function fakeSignals(): EventEmitter & SignalSource {
@@ -173,6 +187,54 @@ describe('gracefulShutdown', () => {
     const res = await slow;
     expect(res.body).toBe('slow done');
     expect((await finished).forced).toBe(false);
+  });
+
+  it.skipIf(!hasOpenssl())('works the same for an https.Server with keep-alive clients', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'vcproxy-lifecycle-tls-'));
+    try {
+      execFileSync('openssl', [
+        'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-days', '1',
+        '-subj', '/CN=localhost', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'),
+      ], { stdio: 'ignore' });
+      const entered = deferred();
+      const gate = deferred();
+      const server = createHttpsServer(
+        { cert: readFileSync(join(dir, 'cert.pem')), key: readFileSync(join(dir, 'key.pem')) },
+        (req, res) => {
+          if (req.url === '/slow') {
+            entered.resolve();
+            void gate.promise.then(() => res.end('slow done'));
+            return;
+          }
+          res.end('fast');
+        },
+      );
+      servers.push(server);
+      await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+      const port = (server.address() as AddressInfo).port;
+      const agent = new HttpsAgent({ keepAlive: true, maxSockets: 2, rejectUnauthorized: false });
+      const tlsGet = (path: string): Promise<string> =>
+        new Promise((resolve, reject) => {
+          const r = httpsRequest({ host: '127.0.0.1', port, path, agent }, (res) => {
+            let body = '';
+            res.on('data', (c: Buffer) => (body += c.toString()));
+            res.on('end', () => resolve(body));
+          });
+          r.on('error', reject);
+          r.end();
+        });
+      const handle = gracefulShutdown(server, { signals: null, graceMs: 60_000 });
+      expect(await tlsGet('/fast')).toBe('fast'); // leaves an idle keep-alive TLS socket
+      const slow = tlsGet('/slow');
+      await entered.promise;
+      const finished = handle.shutdown();
+      gate.resolve();
+      expect(await slow).toBe('slow done');
+      expect((await finished).forced).toBe(false);
+      agent.destroy();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('a second signal while draining cuts at once', async () => {
