@@ -212,6 +212,27 @@ describe('proxy against a verifying fake fleet', () => {
     expect(fleet.executed).toHaveLength(2);
   });
 
+  it('cancels a queued command whose client disconnected before it was sent', async () => {
+    await proxy.close();
+    proxy = await startProxy(config(['--upstream', up.url, '--timeout', '1500ms']), { sleep: noSleep });
+    expect((await cmd('door_lock')).status).toBe(200);
+    fleet.inject.push({ kind: 'execute_then', then: 'hang' });
+    const first = cmd('door_unlock'); // executes, then its answer never comes
+    // Wait (bounded) until the first command reached the vehicle, so the next one queues behind it.
+    for (let i = 0; i < 200 && fleet.executed.length < 2; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(fleet.executed).toHaveLength(2);
+    const ac = new AbortController();
+    const second = fetch(`${proxy.url}/api/1/vehicles/${VIN}/command/honk_horn`, { method: 'POST', headers: AUTH, signal: ac.signal });
+    await new Promise((r) => setTimeout(r, 50));
+    ac.abort();
+    await expect(second).rejects.toThrow();
+    expect((await first).status).toBe(504);
+    expect((await cmd('flash_lights')).status).toBe(200); // the queue moves on
+    const sentHonk = fleet.executed.filter((e) => e.domain === INFO).length;
+    expect(sentHonk).toBe(1); // only flash_lights reached infotainment; honk_horn was never sent
+    expect(fleet.handshakeCount(VIN, INFO)).toBe(1);
+  });
+
   it('passes 429 (with Retry-After) and 401/403/412 through unchanged', async () => {
     fleet.inject.push({ kind: 'answer', answer: { status: 429, headers: { 'retry-after': '17', 'ratelimit-reset': '17' }, body: '{"error":"too many"}' } });
     const r429 = await cmd('door_lock');
