@@ -24,6 +24,8 @@ export interface ProxyConfig {
   tlsKey: string | undefined;
   /** Explicit opt-in to plain HTTP on a non-loopback address. */
   allowInsecureHttp: boolean;
+  /** Accept a key file readable by group/others (throwaway example keys only). */
+  allowInsecureKeyPermissions: boolean;
   /** Fixed upstream origin (e.g. `https://fleet-api.example.com`), no trailing slash. */
   upstream: string | undefined;
   /** Host suffixes a token's `aud` (or a 421 redirect) may route to, lower-case. */
@@ -68,6 +70,12 @@ const FLAGS: Record<string, FlagSpec> = {
     env: 'VCPROXY_ALLOW_INSECURE_HTTP',
     boolean: true,
     help: 'serve plain HTTP on a non-loopback address (not recommended)',
+  },
+  '--allow-insecure-key-permissions': {
+    key: 'allowInsecureKeyPermissions',
+    env: 'VCPROXY_ALLOW_INSECURE_KEY_PERMISSIONS',
+    boolean: true,
+    help: 'accept a key file other users can read (throwaway example keys only)',
   },
   '--upstream': { key: 'upstream', env: 'VCPROXY_UPSTREAM', help: 'fixed upstream base URL for every request' },
   '--allowed-upstreams': {
@@ -151,6 +159,7 @@ export function parseConfig(
     );
   }
 
+  const allowInsecureKeyPermissions = parseBool('--allow-insecure-key-permissions', raw.get('--allow-insecure-key-permissions'));
   const upstreamRaw = raw.get('--upstream');
   const upstream = upstreamRaw === undefined ? undefined : parseUpstream(upstreamRaw);
 
@@ -197,6 +206,7 @@ export function parseConfig(
     tlsCert,
     tlsKey,
     allowInsecureHttp,
+    allowInsecureKeyPermissions,
     upstream,
     allowedUpstreams: Object.freeze([...allowedUpstreams]),
     timeoutMs,

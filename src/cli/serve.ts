@@ -124,7 +124,10 @@ function spkiOf(pem: Buffer, flag: string, path: string): Buffer {
 export async function startProxy(config: ProxyConfig, opts: StartOptions = {}): Promise<RunningProxy> {
   let key: CommandKey;
   try {
-    key = loadKeyFile(config.keyFile, opts.keyOptions);
+    key = loadKeyFile(config.keyFile, {
+      ...(config.allowInsecureKeyPermissions ? { allowInsecurePermissions: true } : {}),
+      ...opts.keyOptions,
+    });
   } catch (e) {
     throw new StartupError(e instanceof Error ? e.message : String(e));
   }

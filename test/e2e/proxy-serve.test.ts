@@ -103,6 +103,11 @@ describe('vcproxy serve start-up', () => {
     const r = await runServe(['--key', loose]);
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/chmod 600/);
+    // Explicit opt-in (for the throwaway example key): starts.
+    const cfg = parseConfig(['--key', loose, '--port', '0', '--allow-insecure-key-permissions'], {}) as ProxyConfig;
+    const p = await startProxy(cfg);
+    expect((await fetch(`${p.url}/health`)).status).toBe(200);
+    await p.close();
     await writeFile(loose, '');
   });
 });
