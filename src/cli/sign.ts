@@ -52,6 +52,7 @@ Options:
   --body JSON         command body as JSON text (default {}); --body @FILE reads a file
   --method M          hmac (default; what the service accepts) or aes-gcm (encrypted)
   --expires-in SEC    lifetime on the vehicle clock in seconds (default 30)
+  --raw               print only the base64 routable message (for scripts)
   --allow-insecure-key-permissions
                       accept a key file readable by group/others (throwaway keys only)
                       [VCPROXY_ALLOW_INSECURE_KEY_PERMISSIONS]
@@ -152,6 +153,7 @@ export async function run(args: string[], env: NodeJS.ProcessEnv, io: CliIo = pr
         clock: { type: 'string' },
         method: { type: 'string' },
         'expires-in': { type: 'string' },
+        raw: { type: 'boolean' },
         'allow-insecure-key-permissions': { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
@@ -239,6 +241,11 @@ export async function run(args: string[], env: NodeJS.ProcessEnv, io: CliIo = pr
       method,
     });
 
+    const routableMessage = Buffer.from(signed.bytes).toString('base64');
+    if (v.raw) {
+      io.stdout.write(routableMessage + '\n');
+      return 0;
+    }
     const out = {
       vin: v.vin,
       command: v.command,
@@ -248,7 +255,7 @@ export async function run(args: string[], env: NodeJS.ProcessEnv, io: CliIo = pr
       expires_at: signed.expiresAt,
       epoch: toHex(session.epoch),
       uuid: toHex(signed.uuid),
-      routable_message: Buffer.from(signed.bytes).toString('base64'),
+      routable_message: routableMessage,
       decoded: decodeRoutable(signed.bytes),
       payload: decodeAs(plan.domain === Domain.VEHICLE_SECURITY ? 'vcsec-unsigned' : 'carserver-action', plan.payload),
       // Pass this back with --session to sign the next command with the next counter.

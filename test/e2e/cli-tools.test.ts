@@ -136,6 +136,19 @@ describe('vcproxy sign → vcproxy decode', () => {
   });
 });
 
+describe('vcproxy sign --raw', () => {
+  it('prints only the base64 message, which decodes to a signed command for the VIN domain', async () => {
+    const io = capture();
+    expect(await sign(['--key', keyFile, '--vin', VIN, '--command', 'honk_horn', '--raw', ...sessionFlags()], {}, io)).toBe(0);
+    const line = io.out().trim();
+    expect(line).toMatch(/^[A-Za-z0-9+/]+=*$/);
+    expect(verifier(UniversalMessage.Domain.DOMAIN_INFOTAINMENT).verifyCommand(new Uint8Array(Buffer.from(line, 'base64')))).toMatchObject({
+      ok: true,
+      counter: 6,
+    });
+  });
+});
+
 describe('the sandbox vehicle verifier accepts what sign produced', () => {
   it.each([
     ['hmac', 'honk_horn', '{}', UniversalMessage.Domain.DOMAIN_INFOTAINMENT],
