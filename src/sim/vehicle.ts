@@ -106,6 +106,8 @@ export class SimVehicle {
 
   /** `wake_up`: an asleep vehicle comes online after 10–60 s divided by the time scale. */
   wake(): void {
+    const note = this.connectivity === 'online' ? 'already online' : this.connectivity === 'offline' ? 'unreachable (offline)' : this.waking ? 'already waking' : 'waking';
+    this.deps.log({ vin: this.vin, channel: 'rest', event: 'wake_up', reason: note });
     if (this.connectivity !== 'asleep' || this.waking) return;
     this.waking = true;
     const token = ++this.wakeToken;
