@@ -254,6 +254,9 @@ async function gate(c: Context<Env>, sim: Sim, v: SimVehicle, kind: LimitKind): 
   const inj = sim.takeInjection(v.vin);
   if (inj?.kind === 'fail') return envelope(c, inj.status, inj.error, inj.description);
   if (inj) pendingAfter.set(c, inj);
+  if (v.spec.mobile_access_disabled) {
+    return envelope(c, 401, 'mobile_access_disabled', 'The owner turned off mobile access on this vehicle; ask them to enable it in the vehicle settings');
+  }
   if (v.connectivity !== 'online') {
     return envelope(c, 408, 'vehicle unavailable: vehicle is offline or asleep', `Vehicle is ${v.connectivity}; call wake_up and wait until its state is online`);
   }

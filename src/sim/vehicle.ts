@@ -402,6 +402,9 @@ export class SimVehicle {
       if (!this.keys.has(hex)) return { answer: status(12), outcome: { kind: 'refused', reason: 'public_key_not_on_whitelist' }, name };
       if (hex === toHex(signer.publicKey)) return { answer: status(2), outcome: { kind: 'refused', reason: 'no_permission_to_remove_oneself' }, name };
       this.keys.delete(hex);
+      // Forget the removed key's session state so nothing cached outlives the enrolment.
+      this.vcsec.verifier.forget(publicKey);
+      this.infotainment.verifier.forget(publicKey);
       return { answer: status(0), outcome: { kind: 'ok' }, name };
     }
     const role = roleNum === undefined ? undefined : roleFromNumber(roleNum);

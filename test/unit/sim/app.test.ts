@@ -69,6 +69,13 @@ describe('envelope and status codes', () => {
     expect(await r.json()).toMatchObject({ error: 'vehicle_command_protocol_required' });
     expect(sim.vehicle(V.modern).state.locked).toBe(false);
   });
+  test('401 mobile_access_disabled when the owner turned mobile access off', async () => {
+    const sim = new Sim({ fleet: { vehicles: [{ vin: '5YJ3E1EA8MF000321', mobile_access_disabled: true }] }, limits: false });
+    const app = createSimApp(sim);
+    const r = await post(app, '/api/1/vehicles/5YJ3E1EA8MF000321/signed_command', { routable_message: '' });
+    expect(r.status).toBe(401);
+    expect(await r.json()).toMatchObject({ error: 'mobile_access_disabled' });
+  });
   test('signed_command with a body that is not a RoutableMessage → 400', async () => {
     const { app } = makeSim();
     expect((await post(app, `/api/1/vehicles/${V.modern}/signed_command`, {})).status).toBe(400);

@@ -212,5 +212,13 @@ describe('roles', () => {
     if (o2.kind !== 'ok') throw new Error('expected ok');
     expect(VCSEC.FromVCSECMessage.decode(o2.payload).commandStatus?.whitelistOperationStatus?.whitelistOperationInformation ?? 0).toBe(0);
     expect(sim.vehicle(VIN).keys.size).toBe(3);
+    // Removing the driver's key: its next handshake is refused.
+    const remove = VCSEC.UnsignedMessage.encode({ WhitelistOperation: { removePublicKeyFromWhitelist: { PublicKeyRaw: driver.publicKey } } }).finish();
+    const rm = sign(vcsec, remove);
+    expect(faultOf((await sendRoutable(app, VIN, rm.bytes)).answer)).toBe(0);
+    expect(sim.vehicle(VIN).keys.size).toBe(2);
+    await expect(handshake(app, driver, VIN, INFO_DOMAIN)).rejects.toThrow(/fault/);
+    const stale = sign(dv, lockPayload());
+    expect(faultOf((await sendRoutable(app, VIN, stale.bytes)).answer)).toBe(F.MESSAGEFAULT_ERROR_UNKNOWN_KEY_ID);
   });
 });
