@@ -253,7 +253,13 @@ export class SimVehicle {
     // ---- authenticated command ----
     const r = v.verifyCommand(msg);
     if (!r.ok) {
-      logFault(r.fault, 'verification failed', r.signerPublicKey ? { signer: toHex(r.signerPublicKey).slice(0, 16) } : {});
+      const sd = msg.signatureData;
+      const claimed = sd?.HMAC_PersonalizedData?.counter ?? sd?.AES_GCM_PersonalizedData?.counter;
+      logFault(r.fault, 'verification failed', {
+        ...(r.signerPublicKey ? { signer: toHex(r.signerPublicKey).slice(0, 16) } : {}),
+        // The counter the message claimed (unauthenticated): lets a test see which attempt failed.
+        ...(claimed !== undefined && claimed !== null ? { counter: Number(claimed) } : {}),
+      });
       return v.faultReply(r);
     }
     const logBase = {

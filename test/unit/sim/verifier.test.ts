@@ -87,6 +87,18 @@ describe('one-field corruptions of a valid VCSEC lock command', () => {
     expect(executed()).toEqual([]);
   });
 
+  test('addressed to the other domain → rejected (epochs and the domain in the MAC differ)', async () => {
+    const { app, sim, vcsec, executed } = await setup();
+    const cmd = sign(vcsec, lockPayload());
+    const m = decode(Uint8Array.from(cmd.bytes));
+    m.toDestination = { domain: INFO_DOMAIN };
+    expect(faultOf((await sendRoutable(app, VIN, encode(m))).answer)).toBe(F.MESSAGEFAULT_ERROR_INCORRECT_EPOCH);
+    hmac(m).epoch = sim.vehicle(VIN).infotainment.epoch;
+    expect(faultOf((await sendRoutable(app, VIN, encode(m))).answer)).toBe(F.MESSAGEFAULT_ERROR_INVALID_SIGNATURE);
+    expect(executed()).toEqual([]);
+    expect(sim.vehicle(VIN).state.locked).toBe(false);
+  });
+
   test('replayed counter → INVALID_TOKEN_OR_COUNTER, executed once', async () => {
     const { app, sim, vcsec, executed } = await setup();
     const cmd = sign(vcsec, lockPayload());
