@@ -29,6 +29,10 @@ import { MemorySessionStore, type SessionStore } from '../session/store.js';
 import { MemoryVinQueue, type VinQueue } from '../session/queue.js';
 import type { Session } from '../crypto/session.js';
 import { createProxyApp, type Catalogue } from '../http/app.js';
+import { createMetrics, type Metrics } from '../ops/metrics.js';
+import { Readiness, gracefulShutdown, probeUpstream } from '../ops/lifecycle.js';
+import { instrumentUpstream } from '../ops/upstream.js';
+import { COMMANDS } from '../commands/index.js';
 
 export class StartupError extends Error {
   override readonly name = 'StartupError';
@@ -36,6 +40,8 @@ export class StartupError extends Error {
 
 export interface ProxyParts {
   app: Hono<never>;
+  metrics: Metrics | undefined;
+  readiness: Readiness;
   dispatcher: SessionDispatcher;
   router: UpstreamRouter;
   upstream: Upstream;
@@ -52,6 +58,9 @@ export interface BuildOptions {
   now?: () => number;
   /** Backoff sleep of the dispatcher (tests pass a no-op). */
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+  /** Prometheus metrics; `null` turns them off (the default creates a registry). */
+  metrics?: Metrics | null;
+  readiness?: Readiness;
 }
 
 /** The real command catalogue, adapted to what the app needs. */
@@ -63,21 +72,29 @@ export const CATALOGUE: Catalogue = {
 /** Builds the in-process proxy (no listener): for `app.request` tests and for `startProxy`. */
 export function buildProxy(config: ProxyConfig, key: CommandKey, opts: BuildOptions = {}): ProxyParts {
   const logger = opts.logger ?? silentLogger();
-  const upstream =
+  const metrics =
+    opts.metrics === null ? undefined : (opts.metrics ?? createMetrics({ commandNames: COMMANDS.map((c) => c.name), processMetrics: true }));
+  const readiness = opts.readiness ?? new Readiness();
+  readiness.set('keyLoaded', true);
+  const rawUpstream =
     opts.upstream ??
     new UpstreamClient({ connections: config.upstreamConnections, maxResponseBytes: config.maxResponseBytes, ...(opts.now ? { now: opts.now } : {}) });
+  const upstream = metrics ? instrumentUpstream(rawUpstream, metrics) : rawUpstream;
+  const sessions = opts.sessions ?? new MemorySessionStore<Session>(config.sessionCacheSize);
+  if (metrics && sessions instanceof MemorySessionStore) metrics.setSessionCacheSizeSource(() => sessions.size);
   const router = new UpstreamRouter({ fixed: config.upstream, allowed: config.allowedUpstreams });
   const dispatcher = new SessionDispatcher({
     key,
     upstream,
     router,
-    sessions: opts.sessions ?? new MemorySessionStore<Session>(config.sessionCacheSize),
+    sessions,
     queue: opts.queue ?? new MemoryVinQueue(config.vinQueueLimit),
     logger,
     pairingUrl: config.pairingUrl,
     developerDomain: config.developerDomain,
     ...(opts.now ? { now: opts.now } : {}),
     ...(opts.sleep ? { sleep: opts.sleep } : {}),
+    events: metrics ? { handshake: (d) => metrics.handshake(d), resync: (d) => metrics.resync(d) } : undefined,
   });
   const app = createProxyApp({
     config,
@@ -87,9 +104,11 @@ export function buildProxy(config: ProxyConfig, key: CommandKey, opts: BuildOpti
     router,
     dispatcher,
     logger,
+    metrics,
+    readiness,
     ...(opts.now ? { now: opts.now } : {}),
   });
-  return { app: app as unknown as Hono<never>, dispatcher, router, upstream, close: () => upstream.close() };
+  return { app: app as unknown as Hono<never>, metrics, readiness, dispatcher, router, upstream, close: () => upstream.close() };
 }
 
 export interface RunningProxy {
@@ -101,6 +120,8 @@ export interface RunningProxy {
 
 export interface StartOptions extends BuildOptions {
   keyOptions?: LoadKeyOptions;
+  /** Probe `{upstream}/status` at start-up for /ready (default true; tests that count requests turn it off). */
+  probe?: boolean;
 }
 
 function readPem(flag: string, path: string): Buffer {
@@ -179,6 +200,16 @@ export async function startProxy(config: ProxyConfig, opts: StartOptions = {}): 
     throw new StartupError(`cannot listen on ${config.host}:${config.port}: ${(e as Error).message}`);
   }
 
+  parts.readiness.set('listening', true);
+  if (config.upstream && opts.probe !== false) {
+    // Any HTTP answer means reachable; a failed probe only shows in /ready, it is not fatal.
+    void probeUpstream(`${config.upstream}/status`).then((p) => {
+      parts.readiness.set('upstreamReachable', p.reachable);
+      if (!p.reachable) log.warn({ upstream: config.upstream }, 'upstream not reachable at start-up; /ready answers 503 until it is');
+    });
+  } else {
+    parts.readiness.set('upstreamReachable', true);
+  }
   const addr = server.address() as AddressInfo;
   const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
   const url = `${tls ? 'https' : 'http'}://${host}:${addr.port}`;
@@ -230,15 +261,13 @@ export async function run(args: string[], env: NodeJS.ProcessEnv): Promise<numbe
     { url: running.url, upstream: config.upstream ?? `token audience within ${config.allowedUpstreams.join(',')}` },
     'vcproxy serve: listening',
   );
-  return new Promise<number>((resolve) => {
-    const stop = (signal: string): void => {
-      logger.info({ signal }, 'shutting down');
-      running.close().then(
-        () => resolve(0),
-        () => resolve(1),
-      );
-    };
-    process.once('SIGINT', () => stop('SIGINT'));
-    process.once('SIGTERM', () => stop('SIGTERM'));
+  // SIGTERM/SIGINT: stop accepting, let in-flight commands finish (their outcome matters),
+  // then close the upstream pools.
+  const shutdown = gracefulShutdown(running.server, {
+    readiness: running.parts.readiness,
+    logger,
+    onClosed: () => running.parts.close(),
   });
+  await shutdown.done;
+  return 0;
 }

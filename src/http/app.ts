@@ -23,6 +23,9 @@ import type { Upstream, UpstreamResponse } from '../transport/client.js';
 import { UpstreamRouter, bearerToken, type Route } from '../transport/upstream.js';
 import { headersFromFetch, appendForwardedFor, stripHopByHop } from '../transport/headers.js';
 import type { CommandDispatcher } from '../session/types.js';
+import type { Metrics } from '../ops/metrics.js';
+import type { Readiness } from '../ops/lifecycle.js';
+import { metricsMiddleware } from '../ops/hono.js';
 import { readBody, parseJsonBody } from './body.js';
 
 /** What the app needs from the command catalogue (src/commands). */
@@ -42,6 +45,10 @@ export interface ProxyAppDeps {
   dispatcher: CommandDispatcher;
   logger?: Logger;
   now?: () => number;
+  /** Prometheus metrics (src/ops); `/metrics` is served when given. */
+  metrics?: Metrics | undefined;
+  /** Readiness for `/ready` (src/ops). */
+  readiness?: Readiness | undefined;
 }
 
 type Env = { Bindings: { incoming?: { socket?: { remoteAddress?: string } } } };
@@ -83,6 +90,15 @@ export function createProxyApp(deps: ProxyAppDeps): Hono<Env> {
   const log = deps.logger ?? silentLogger();
   const now = deps.now ?? Date.now;
   const app = new Hono<Env>();
+  const metrics = deps.metrics;
+  if (metrics) {
+    app.use('*', metricsMiddleware(metrics));
+    app.get('/metrics', () => metrics.response());
+  }
+  if (deps.readiness) {
+    const readiness = deps.readiness;
+    app.get('/ready', () => readiness.response());
+  }
 
   app.onError((err, c) => {
     if (err instanceof VcpError) {
@@ -177,12 +193,25 @@ export function createProxyApp(deps: ProxyAppDeps): Hono<Env> {
 
   // --- vehicle commands ---
   app.all('/api/1/vehicles/:vin/command/:name', async (c) => {
+    if (!metrics) return command(c);
+    const name = c.req.param('name') ?? '';
+    try {
+      const res = await command(c);
+      metrics.commandDone(name, res.status < 300 ? 'ok' : `http_${res.status}`);
+      return res;
+    } catch (err) {
+      metrics.commandDone(name, err instanceof VcpError ? err.code : 'internal_error');
+      throw err;
+    }
+  });
+
+  async function command(c: Context<Env>): Promise<Response> {
     if (c.req.method !== 'POST') {
       throw new VcpError('method_not_allowed', 'Vehicle commands use POST.', { status: 405, headers: { allow: 'POST' } });
     }
     const { token: _t, authorization } = authenticate(c);
-    const vin = c.req.param('vin');
-    const name = c.req.param('name');
+    const vin = c.req.param('vin') ?? '';
+    const name = c.req.param('name') ?? '';
     if (!VIN_RE.test(vin)) {
       throw new VcpError('not_found', 'Expected a 17-character VIN in the command path (the proxy cannot use the numeric vehicle id).', {
         status: 404,
@@ -194,7 +223,10 @@ export function createProxyApp(deps: ProxyAppDeps): Hono<Env> {
     const ctx = begin(c);
     const plan = planned.plan;
 
-    if (plan.kind === 'rest') return forwardOriginal(c, ctx, raw);
+    if (plan.kind === 'rest') {
+      metrics?.restFallback(name);
+      return forwardOriginal(c, ctx, raw);
+    }
     if (plan.kind === 'wake') {
       const headers = clientHeaders(c, ctx);
       // The service wants JSON on every authenticated POST, even without a body.
@@ -202,7 +234,10 @@ export function createProxyApp(deps: ProxyAppDeps): Hono<Env> {
       const res = await forward(c, ctx, { method: 'POST', path: `/api/1/vehicles/${vin}/wake_up`, body: undefined, headers });
       return res.status >= 200 && res.status < 300 ? jsonResponse(200, RESULT_OK) : relay(res);
     }
-    if (dispatcher.isUnsupported(vin)) return forwardOriginal(c, ctx, raw);
+    if (dispatcher.isUnsupported(vin)) {
+      metrics?.restFallback(name);
+      return forwardOriginal(c, ctx, raw);
+    }
     const fwd: Record<string, string> = {};
     if (ctx.clientIp) fwd['x-forwarded-for'] = ctx.clientIp;
     const outcome = await dispatcher.execute({
@@ -222,12 +257,13 @@ export function createProxyApp(deps: ProxyAppDeps): Hono<Env> {
           ? jsonResponse(200, RESULT_OK)
           : jsonResponse(200, JSON.stringify({ response: { result: outcome.result, reason: outcome.reason } }));
       case 'unsupported':
-        log.info({ vin: vin.slice(-6) }, 'vehicle does not support signed commands; forwarding to REST');
+        log.info({ vin }, 'vehicle does not support signed commands; forwarding to REST');
+        metrics?.restFallback(name);
         return forwardOriginal(c, ctx, raw);
       case 'relay':
         return relay(outcome.response);
     }
-  });
+  }
 
   // --- telemetry configuration: sign the config as a JWS and forward to the _jws endpoint ---
   app.post('/api/1/vehicles/fleet_telemetry_config', async (c) => {

@@ -56,6 +56,8 @@ export interface DispatcherOptions {
   unsupportedLimit?: number;
   /** Longest command lifetime we sign, whatever the budget. Default 30 s. */
   maxExpiresInSec?: number;
+  /** Event hooks (metrics). */
+  events?: { handshake(domain: number): void; resync(domain: number): void } | undefined;
 }
 
 const USER_AGENT = 'vehicle-command-proxy/0.1';
@@ -104,6 +106,7 @@ export class SessionDispatcher implements CommandDispatcher {
   private readonly maxExpiresInSec: number;
   private readonly unsupported: ExpiringSet<string>;
   private readonly remedyCtx: { pairingUrl: string; developerDomain: string };
+  private readonly events: DispatcherOptions['events'];
 
   constructor(o: DispatcherOptions) {
     this.key = o.key;
@@ -117,6 +120,7 @@ export class SessionDispatcher implements CommandDispatcher {
     this.sleep = o.sleep ?? defaultSleep;
     this.maxAttempts = o.maxAttempts ?? 3;
     this.maxExpiresInSec = o.maxExpiresInSec ?? 30;
+    this.events = o.events;
     this.unsupported = new ExpiringSet(o.unsupportedLimit ?? 10_000, o.unsupportedTtlMs ?? 3_600_000, this.now);
     this.remedyCtx = {
       pairingUrl: o.pairingUrl.replace(/\/+$/, ''),
@@ -199,6 +203,7 @@ export class SessionDispatcher implements CommandDispatcher {
     for (let attempt = 1; ; attempt++) {
       if (req.signal?.aborted) throw clientClosed();
       const built = buildSessionInfoRequest({ domain: req.domain, publicKey: this.key.publicKey, random: this.random });
+      this.events?.handshake(req.domain);
       let res: UpstreamResponse;
       try {
         res = await this.post(origin, req, built.bytes);
@@ -347,6 +352,7 @@ export class SessionDispatcher implements CommandDispatcher {
         const r = session.adopt({ challenge: signed.uuid, ...opened.sessionInfo, now: this.now() });
         adopted = r.adopted;
         if (r.adopted) {
+          this.events?.resync(req.domain);
           await this.sessions.set(req.vin, req.domain, session);
           this.log.info({ vin: req.vin, domain: domainName(req.domain), fault: info.name, epochChanged: r.epochChanged }, 'resynchronized session');
         } else if (r.reason === 'key_not_paired') {

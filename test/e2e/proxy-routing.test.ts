@@ -36,7 +36,7 @@ function config(args: string[]): ProxyConfig {
 }
 
 async function proxyWith(args: string[]): Promise<RunningProxy> {
-  const p = await startProxy(config(args), { sleep: async () => undefined });
+  const p = await startProxy(config(args), { sleep: async () => undefined, probe: false });
   closers.push(() => p.close());
   return p;
 }

@@ -123,6 +123,20 @@ describe('proxy against the simulator', () => {
     expect(await r.json()).toMatchObject({ response: { updated_vehicles: 1 } });
   });
 
+  it('exposes readiness and metrics', async () => {
+    let ready = 0;
+    for (let i = 0; i < 100 && ready !== 200; i++) {
+      ready = (await fetch(`${proxy.url}/ready`)).status;
+      if (ready !== 200) await new Promise((r) => setTimeout(r, 20));
+    }
+    expect(ready).toBe(200);
+    expect((await cmd('door_lock')).status).toBe(200);
+    const text = await (await fetch(`${proxy.url}/metrics`)).text();
+    expect(text).toMatch(/vcproxy_handshakes_total\{domain="vehicle_security"\} 1/);
+    expect(text).toMatch(/vcproxy_commands_total\{command="door_lock",outcome="ok"\} 1/);
+    expect(text).not.toContain(VIN);
+  });
+
   it('passes vehicle_data through', async () => {
     const r = await fetch(`${proxy.url}/api/1/vehicles/${VIN}/vehicle_data?endpoints=charge_state`, { headers: AUTH });
     expect(r.status).toBe(200);

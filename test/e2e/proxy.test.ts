@@ -56,6 +56,7 @@ describe('proxy against a verifying fake fleet', () => {
     up = await fleet.listen();
     proxy = await startProxy(config(['--upstream', up.url, '--pairing-url', 'https://pair.example', '--developer-domain', 'partner.example']), {
       sleep: noSleep,
+      probe: false,
     });
   });
   afterEach(async () => {
@@ -203,7 +204,7 @@ describe('proxy against a verifying fake fleet', () => {
 
   it('answers 504 may_have_executed when the upstream hangs after executing', async () => {
     await proxy.close();
-    proxy = await startProxy(config(['--upstream', up.url, '--timeout', '800ms']), { sleep: noSleep });
+    proxy = await startProxy(config(['--upstream', up.url, '--timeout', '800ms']), { sleep: noSleep, probe: false });
     expect((await cmd('flash_lights')).status).toBe(200);
     fleet.inject.push({ kind: 'execute_then', then: 'hang' });
     const res = await cmd('flash_lights');
@@ -214,7 +215,7 @@ describe('proxy against a verifying fake fleet', () => {
 
   it('cancels a queued command whose client disconnected before it was sent', async () => {
     await proxy.close();
-    proxy = await startProxy(config(['--upstream', up.url, '--timeout', '1500ms']), { sleep: noSleep });
+    proxy = await startProxy(config(['--upstream', up.url, '--timeout', '1500ms']), { sleep: noSleep, probe: false });
     expect((await cmd('door_lock')).status).toBe(200);
     fleet.inject.push({ kind: 'execute_then', then: 'hang' });
     const first = cmd('door_unlock'); // executes, then its answer never comes
