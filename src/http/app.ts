@@ -138,9 +138,10 @@ export function createProxyApp(deps: ProxyAppDeps): Hono<Env> {
     return { token, authorization };
   }
 
-  function begin(c: Context<Env>): Ctx {
+  /** Starts the budget and picks the upstream; `auth` when the route already checked it. */
+  function begin(c: Context<Env>, auth = authenticate(c)): Ctx {
     const deadline = now() + config.timeoutMs;
-    const { token, authorization } = authenticate(c);
+    const { token, authorization } = auth;
     const route = router.resolve(token);
     return { token, authorization, route, deadline, clientIp: c.env?.incoming?.socket?.remoteAddress };
   }
@@ -209,7 +210,7 @@ export function createProxyApp(deps: ProxyAppDeps): Hono<Env> {
     if (c.req.method !== 'POST') {
       throw new VcpError('method_not_allowed', 'Vehicle commands use POST.', { status: 405, headers: { allow: 'POST' } });
     }
-    const { token: _t, authorization } = authenticate(c);
+    const auth = authenticate(c);
     const vin = c.req.param('vin') ?? '';
     const name = c.req.param('name') ?? '';
     if (!VIN_RE.test(vin)) {
@@ -220,7 +221,7 @@ export function createProxyApp(deps: ProxyAppDeps): Hono<Env> {
     const raw = await readBody(c.req.raw, config.maxBodyBytes);
     const planned = catalogue.planCommand(name, parseJsonBody(raw));
     if (!planned.ok) throw planned.error;
-    const ctx = begin(c);
+    const ctx = begin(c, auth);
     const plan = planned.plan;
 
     if (plan.kind === 'rest') {
@@ -239,13 +240,17 @@ export function createProxyApp(deps: ProxyAppDeps): Hono<Env> {
       return forwardOriginal(c, ctx, raw);
     }
     const fwd: Record<string, string> = {};
-    if (ctx.clientIp) fwd['x-forwarded-for'] = ctx.clientIp;
+    const xff: Record<string, string | string[]> = {};
+    const prior = c.req.header('x-forwarded-for');
+    if (prior) xff['x-forwarded-for'] = prior;
+    appendForwardedFor(xff, ctx.clientIp);
+    if (xff['x-forwarded-for']) fwd['x-forwarded-for'] = String(xff['x-forwarded-for']);
     const outcome = await dispatcher.execute({
       vin,
       name,
       domain: plan.domain,
       payload: plan.payload,
-      authorization,
+      authorization: ctx.authorization,
       route: ctx.route,
       deadline: ctx.deadline,
       signal: c.req.raw.signal,
@@ -267,8 +272,7 @@ export function createProxyApp(deps: ProxyAppDeps): Hono<Env> {
 
   // --- telemetry configuration: sign the config as a JWS and forward to the _jws endpoint ---
   app.post('/api/1/vehicles/fleet_telemetry_config', async (c) => {
-    const ctx0 = authenticate(c);
-    void ctx0;
+    const auth = authenticate(c);
     const raw = await readBody(c.req.raw, config.maxBodyBytes);
     if (raw.byteLength === 0) {
       throw new VcpError('invalid_request', 'Send a JSON body {"vins": [...], "config": {...}}.', { status: 400 });
@@ -287,7 +291,7 @@ export function createProxyApp(deps: ProxyAppDeps): Hono<Env> {
     if (!obj || Object.keys(messages).length) {
       throw new VcpError('invalid_request', 'Malformed telemetry configuration request; see messages.', { status: 400, messages });
     }
-    const ctx = begin(c);
+    const ctx = begin(c, auth);
     const token = signTelemetryConfig(key, cfg as object);
     const headers = clientHeaders(c, ctx);
     headers['content-type'] = 'application/json';

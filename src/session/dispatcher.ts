@@ -208,7 +208,8 @@ export class SessionDispatcher implements CommandDispatcher {
       try {
         res = await this.post(origin, req, built.bytes);
       } catch (err) {
-        if (err instanceof VcpError && err.code === 'client_closed_request') throw err;
+        // Not sent (client gone, budget spent, connect refused): report it as it is.
+        if (err instanceof VcpError && !err.mayHaveSucceeded) throw err;
         const status = err instanceof VcpError ? err.status : 502;
         // A session info request has no side effects: whatever happened, nothing executed.
         throw new VcpError(

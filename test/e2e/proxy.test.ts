@@ -81,6 +81,7 @@ describe('proxy against a verifying fake fleet', () => {
     // The client's own token went upstream; the body was the service's signed_command shape.
     const sent = fleet.requests.filter((r) => r.path.endsWith('/signed_command'));
     expect(sent.every((r) => r.headers['authorization'] === `Bearer ${TOKEN}`)).toBe(true);
+    expect(sent.every((r) => r.headers['x-forwarded-for'] === '127.0.0.1')).toBe(true);
     const last = JSON.parse(sent.at(-1)!.body.toString()) as { routable_message: string };
     const msg = UniversalMessage.RoutableMessage.decode(Buffer.from(last.routable_message, 'base64'));
     expect((msg.flags ?? 0) & 2).toBe(2); // FLAG_ENCRYPT_RESPONSE
