@@ -417,6 +417,10 @@ export class VehicleState {
         this.chargePortOpen = true;
         return ok();
       case 'charge_port_door_close':
+        // Older S and X have no motorised charge port door to close remotely.
+        if ((this.spec.model === 'S' || this.spec.model === 'X') && (this.spec.year ?? 2024) < 2021) {
+          return refuse('no_electric_charge_port');
+        }
         if (this.cableConnected()) return refuse('cable_connected');
         if (!this.chargePortOpen) return refuse('already_closed');
         this.chargePortOpen = false;

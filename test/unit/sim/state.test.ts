@@ -200,6 +200,7 @@ describe('charging and closures', () => {
     expect(run('charge_port_door_close')).toEqual(refused('already_closed'));
     expect(run('charge_port_door_open')).toEqual(OK);
     expect(run('charge_port_door_close')).toEqual(OK);
+    expect(car({ model: 'S', year: 2017, charging_state: 'Disconnected' }).run('charge_port_door_close')).toEqual(refused('no_electric_charge_port'));
   });
   test('amps are clamped to the charger maximum', () => {
     const { s, run } = car({ charge_current_max: 32 });
