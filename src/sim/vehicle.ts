@@ -308,6 +308,22 @@ export class SimVehicle {
         outcome.kind === 'ok' ? { result: 0 } : { result: 1, resultReason: { plainText: outcome.reason } },
     };
     if (outcome.kind === 'ok' && cmd.name === 'ping') resp.ping = { pingId: Number(cmd.params.ping_id ?? 0) };
+    if (outcome.kind === 'ok' && cmd.name === 'vehicle_data') {
+      // A subset of CarServer.VehicleData: enough for clients that read state over the
+      // signed channel (the REST vehicle_data endpoint carries the full model).
+      const s = this.state;
+      resp.vehicleData = {
+        chargeState: {
+          batteryLevel: s.batteryLevel,
+          chargeLimitSoc: s.chargeLimit,
+          chargePortDoorOpen: s.chargePortOpen,
+          chargingAmps: s.chargeAmps,
+          chargeCurrentRequest: s.chargeAmps,
+        },
+        climateState: { isClimateOn: s.climateOn, driverTempSetting: s.driverTemp, passengerTempSetting: s.passengerTemp },
+        closuresState: { locked: s.locked, doorOpenTrunkRear: s.rt !== 0 },
+      };
+    }
     return CarServer.Response.encode(resp).finish();
   }
 

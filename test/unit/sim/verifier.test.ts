@@ -174,6 +174,23 @@ describe('answers', () => {
     expect(refused).toEqual({ result: false, reason: 'already_set', encrypted: true });
   });
 
+  test('getVehicleData over the signed channel answers a VehicleData subset', async () => {
+    const { app, info, sim } = await setup();
+    const { CarServer } = await import('../../../src/protocol/pb.js');
+    sim.vehicle(VIN).state.locked = true;
+    const cmd = sign(info, action({ getVehicleData: { getChargeState: {}, getClosuresState: {} } }));
+    const r = await sendRoutable(app, VIN, cmd.bytes);
+    const o = info.openResponse(r.answer!, cmd.pending);
+    if (o.kind !== 'ok') throw new Error('expected ok');
+    // Through JSON: the generated VehicleData type is too large for expect()'s inference.
+    const vd = JSON.parse(JSON.stringify(CarServer.Response.decode(o.payload).vehicleData)) as {
+      chargeState?: { chargeLimitSoc?: number };
+      closuresState?: { locked?: boolean };
+    };
+    expect(vd.chargeState?.chargeLimitSoc).toBe(sim.vehicle(VIN).state.chargeLimit);
+    expect(vd.closuresState?.locked).toBe(true);
+  });
+
   test('older firmware ignores the flag and answers in plaintext', async () => {
     const { app, owner } = makeSim();
     const vin = DEFAULT_FLEET_VINS.oldFirmware;
