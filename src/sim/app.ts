@@ -243,6 +243,18 @@ export function createSimApp(sim: Sim): Hono<Env> {
     return finish(c, sim, v, () => c.json({ response }));
   });
 
+  vehicleRoute.get('/drivers', (c) => {
+    const v = c.get('vehicle');
+    const guest = v.state.guestAccess;
+    return c.json({ response: guest ? [{ id: guest, role: 'guest' }] : [], count: guest ? 1 : 0 });
+  });
+
+  // Removing access: the only driver the sim models is the guest (spec: Guest access).
+  vehicleRoute.delete('/drivers', (c) => {
+    c.get('vehicle').state.removeGuest();
+    return c.json({ response: 'ok' });
+  });
+
   app.route('/api/1/vehicles/:id', vehicleRoute);
   return app;
 }
@@ -374,6 +386,20 @@ function registerSimControls(app: Hono<Env>, sim: Sim): void {
     const vins = Array.isArray(b.vins) ? (b.vins as unknown[]).filter((v): v is string => typeof v === 'string') : undefined;
     sim.enroll({ publicKey: pk, role, ...(vins ? { vins } : {}) });
     return ok(c);
+  });
+  app.post('/_sim/guest', async (c) => {
+    const b = await body(c);
+    const v = sim.vehicle(requireVin(b));
+    if (b.event === 'scan_qr') {
+      const id = str(b.guest_id) ?? `guest-${Buffer.from(sim.random(4)).toString('hex')}`;
+      if (!v.state.guestScanQr(id)) return envelope(c, 409, 'guest_mode_off', 'Turn guest mode on (guest_mode command) before a guest can scan the QR code');
+      return ok(c, { guest_id: id });
+    }
+    if (b.event === 'key_card_drive') {
+      v.state.removeGuest();
+      return ok(c);
+    }
+    return envelope(c, 400, 'invalid_request', 'event must be scan_qr or key_card_drive');
   });
   app.post('/_sim/limits', async (c) => {
     const b = await body(c);

@@ -180,6 +180,8 @@ export class VehicleState {
     speedLimitMph: 65,
   };
   guestMode = false;
+  /** The one guest with access (spec: Guest access), or null. */
+  guestAccess: string | null = null;
   lowPowerMode = false;
   keepAccessoryPower = false;
   readonly hasHomelink: boolean;
@@ -503,6 +505,7 @@ export class VehicleState {
       case 'guest_mode':
         if (!this.firmwareAtLeast('2024.14')) return unsupportedFirmware('guest mode needs firmware 2024.14 or later');
         this.guestMode = bool(p.enable);
+        if (!this.guestMode) this.guestAccess = null; // guest mode disabled → guest removed
         return ok();
       // ---- software update ----
       case 'schedule_software_update': {
@@ -658,6 +661,18 @@ export class VehicleState {
     }
   }
 
+  /** A guest scans the (single-use) QR code: only one guest at a time, so it replaces any other. */
+  guestScanQr(guestId: string): boolean {
+    if (!this.guestMode) return false;
+    this.guestAccess = guestId;
+    return true;
+  }
+
+  /** Someone drives with a key card, or the drivers-remove endpoint is called: the guest is removed. */
+  removeGuest(): void {
+    this.guestAccess = null;
+  }
+
   private afterLimitChange(): void {
     if (this.chargingState === 'Complete' && this.batteryLevel < this.chargeLimit) this.chargingState = 'Stopped';
     if (this.chargingState === 'Charging' && this.batteryLevel >= this.chargeLimit) this.chargingState = 'Complete';
@@ -795,6 +810,7 @@ export class VehicleState {
           speed_limit_mph: this.parental.speedLimitMph,
         },
         guest_mode_enabled: this.guestMode,
+        guest_access: this.guestAccess === null ? null : { id: this.guestAccess },
         low_power_mode: this.lowPowerMode,
         keep_accessory_power_mode: this.keepAccessoryPower,
         timestamp: nowMs,

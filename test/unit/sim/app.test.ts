@@ -209,6 +209,31 @@ describe('fault injection and log', () => {
   });
 });
 
+describe('guest access (spec: Guest access table)', () => {
+  test('scan → granted; new QR → replaced; key card drive, guest mode off, drivers remove → removed', async () => {
+    // A REST-commanded car on guest-capable firmware (2024.14+), so guest_mode runs unsigned.
+    const vin = '5YJSA1E26HF000777';
+    const sim = new Sim({ fleet: { vehicles: [{ vin, model: 'S', year: 2017, firmware: '2024.20.1' }] }, limits: false });
+    const app = createSimApp(sim);
+    const guest = async () => ((await (await app.request(`/api/1/vehicles/${vin}/drivers`, { headers: AUTH })).json()) as any).response;
+    expect((await post(app, '/_sim/guest', { vin, event: 'scan_qr' })).status).toBe(409);
+    sim.vehicle(vin).state.guestMode = true;
+    await post(app, '/_sim/guest', { vin, event: 'scan_qr', guest_id: 'g1' });
+    expect(await guest()).toEqual([{ id: 'g1', role: 'guest' }]);
+    await post(app, '/_sim/guest', { vin, event: 'scan_qr', guest_id: 'g2' });
+    expect(await guest()).toEqual([{ id: 'g2', role: 'guest' }]);
+    await post(app, '/_sim/guest', { vin, event: 'key_card_drive' });
+    expect(await guest()).toEqual([]);
+    await post(app, '/_sim/guest', { vin, event: 'scan_qr', guest_id: 'g3' });
+    await post(app, `/api/1/vehicles/${vin}/command/guest_mode`, { enable: false });
+    expect(await guest()).toEqual([]);
+    sim.vehicle(vin).state.guestMode = true;
+    await post(app, '/_sim/guest', { vin, event: 'scan_qr', guest_id: 'g4' });
+    expect((await app.request(`/api/1/vehicles/${vin}/drivers`, { method: 'DELETE', headers: AUTH })).status).toBe(200);
+    expect(await guest()).toEqual([]);
+  });
+});
+
 describe('telemetry JWS and fleet files', () => {
   test('fleet_telemetry_config_jws verifies the token and skips vehicles by reason', async () => {
     const { app, owner } = makeSim();
