@@ -27,6 +27,9 @@ export interface SimLogEntry {
   epoch?: string;
   signer?: string;
   role?: string;
+  /** The signed message passed authentication (signature, epoch, expiry, counter). */
+  verified?: boolean;
+  /** The vehicle changed state / acted on it (false for refusals and faults). */
   executed?: boolean;
   unmodelled?: boolean;
 }
@@ -193,7 +196,7 @@ export class SimVehicle {
     const domain = this.domainById(domainId);
     const channel = domainId === DOMAIN_VCSEC ? 'vcsec' : domainId === DOMAIN_INFOTAINMENT ? 'infotainment' : `domain_${domainId}`;
     const logFault = (fault: number, why: string, extra: Partial<SimLogEntry> = {}): void =>
-      this.deps.log({ vin: this.vin, channel, event: 'fault', fault: faultName(fault), reason: why, result: 'fault', executed: false, ...extra });
+      this.deps.log({ vin: this.vin, channel, event: 'fault', fault: faultName(fault), reason: why, result: 'fault', verified: false, executed: false, ...extra });
 
     // An unknown domain: answer from the infotainment verifier's envelope with the fault.
     if (!domain) {
@@ -263,6 +266,7 @@ export class SimVehicle {
       return v.faultReply(r);
     }
     const logBase = {
+      verified: true,
       counter: r.counter,
       epoch: toHex(domain.epoch),
       signer: toHex(r.signerPublicKey).slice(0, 16),
