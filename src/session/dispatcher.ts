@@ -136,15 +136,15 @@ export class SessionDispatcher implements CommandDispatcher {
     return this.queue.run(req.vin, () => this.run(req), req.signal);
   }
 
-  private pairingLink(domain: number): string {
-    void domain;
+  /** The key-pairing link owners open to approve this application's key. */
+  private pairingLink(): string {
     return `${this.remedyCtx.pairingUrl}/_ak/${this.remedyCtx.developerDomain}`;
   }
 
   private keyNotPaired(domain: number): VcpError {
     return new VcpError(
       'key_not_paired',
-      `The vehicle does not know this application's key (${domainName(domain)}). Pair it: open ${this.pairingLink(domain)} on the phone with the vehicle's app and approve the key, then retry.`,
+      `The vehicle does not know this application's key (${domainName(domain)}). Pair it: open ${this.pairingLink()} on the phone with the vehicle's app and approve the key, then retry.`,
       { status: 403 },
     );
   }
