@@ -113,7 +113,9 @@ export function createProxyApp(deps: ProxyAppDeps): Hono<Env> {
   // --- local endpoints (no token needed) ---
   app.get('/health', () => new Response('OK', { status: 200, headers: { 'content-type': 'text/plain; charset=utf-8' } }));
   app.get('/status', () => new Response('ok', { status: 200, headers: { 'content-type': 'text/plain; charset=utf-8' } }));
-  const openApi = (): Response => jsonResponse(200, JSON.stringify(catalogue.openApiDocument()));
+  // The catalogue is static: serialize its OpenAPI document once, on first use.
+  let openApiText: string | undefined;
+  const openApi = (): Response => jsonResponse(200, (openApiText ??= JSON.stringify(catalogue.openApiDocument())));
   app.get('/openapi.json', openApi);
   app.get('/api/1/commands', openApi);
 
