@@ -46,7 +46,11 @@ interface Vehicle {
 function scalar(): Uint8Array {
   const e = createECDH('prime256v1');
   e.generateKeys();
-  return new Uint8Array(e.getPrivateKey());
+  // getPrivateKey() drops leading zero bytes (1 key in 256): left-pad to 32 bytes.
+  const d = e.getPrivateKey();
+  const out = new Uint8Array(32);
+  out.set(d, 32 - d.length);
+  return out;
 }
 
 const hex = (b: Uint8Array): string => Buffer.from(b).toString('hex');
