@@ -2,14 +2,22 @@
  * Configuration of the signing proxy (`vcproxy serve`): flags plus `VCPROXY_*` environment
  * variables, parsed and validated in ONE place.
  *
- * This module is pure: it takes the argument list and an environment object and returns a
- * frozen, validated `ProxyConfig` or throws a `ConfigError` whose message is one line that
- * says what to fix. It reads no files (the CLI loads the key and certificates) so it is
- * trivially testable, and the result is computed once at start-up — nothing on the request
- * path re-parses configuration.
+ * This module takes the argument list and an environment object and returns a frozen,
+ * validated `ProxyConfig` or throws a `ConfigError` whose message is one line that says what
+ * to fix. The only file it reads is the optional `--config FILE` (through an injectable
+ * reader, so tests need no disk); the CLI loads the key and certificates. The result is
+ * computed once at start-up — nothing on the request path re-parses configuration.
  *
- * Precedence: flag > environment variable > default.
+ * Precedence: flag > environment variable (`VCPROXY_*`) > config file > default.
+ * Config file keys are the flag names without the leading `--` (JSON or YAML); an unknown
+ * key is an error, not silently ignored, so a typo cannot leave a setting at its default.
+ *
+ * `CONFIG_OPTIONS` is the one table of options: usage text, the README's configuration
+ * table (and its drift test) and the config-file key check are all derived from it.
  */
+import { readFileSync } from 'node:fs';
+import { parse as parseYaml } from 'yaml';
+
 
 export class ConfigError extends Error {
   override readonly name = 'ConfigError';
@@ -46,6 +54,14 @@ export interface ProxyConfig {
   vinQueueLimit: number;
   /** Max upstream connections per origin. */
   upstreamConnections: number;
+  /** Separate plain-HTTP port for /metrics, /health, /ready; the API port then has no /metrics. */
+  metricsPort: number | undefined;
+  /** How long in-flight requests may finish after SIGTERM/SIGINT, in milliseconds. */
+  shutdownGraceMs: number;
+  /** The config file that was read, if any. */
+  configFile: string | undefined;
+  /** `--print-config`: print the effective configuration (secrets masked) and exit. */
+  printConfig: boolean;
 }
 
 /** Host suffixes of the service's regional endpoints (the reference accepts the same). */
@@ -57,6 +73,8 @@ interface FlagSpec {
   env: string;
   boolean?: boolean;
   help: string;
+  /** Not accepted inside a config file (the file's own path, one-shot actions). */
+  notInFile?: boolean;
 }
 
 const FLAGS: Record<string, FlagSpec> = {
@@ -92,8 +110,48 @@ const FLAGS: Record<string, FlagSpec> = {
   '--max-response-bytes': { key: 'maxResponseBytes', env: 'VCPROXY_MAX_RESPONSE_BYTES', help: 'largest upstream response relayed (default 10000000)' },
   '--vin-queue-limit': { key: 'vinQueueLimit', env: 'VCPROXY_VIN_QUEUE_LIMIT', help: 'commands waiting per VIN before 503 (default 1000)' },
   '--upstream-connections': { key: 'upstreamConnections', env: 'VCPROXY_UPSTREAM_CONNECTIONS', help: 'connections per upstream origin (default 128)' },
-  '--help': { key: 'help', env: '', boolean: true, help: 'show this help' },
+  '--metrics-port': {
+    key: 'metricsPort',
+    env: 'VCPROXY_METRICS_PORT',
+    help: 'serve /metrics (and /health, /ready) on this separate plain-HTTP port; the API port then answers 404 on /metrics (default: /metrics on the API port)',
+  },
+  '--shutdown-grace': {
+    key: 'shutdownGraceMs',
+    env: 'VCPROXY_SHUTDOWN_GRACE',
+    help: 'on SIGTERM/SIGINT, how long in-flight requests may finish: seconds, or e.g. 500ms / 25s (default 25s)',
+  },
+  '--config': { key: 'configFile', env: 'VCPROXY_CONFIG', help: 'JSON or YAML file of options (keys are the flag names without --)', notInFile: true },
+  '--print-config': {
+    key: 'printConfig',
+    env: '',
+    boolean: true,
+    help: 'print the effective configuration (secrets masked) and exit',
+    notInFile: true,
+  },
+  '--help': { key: 'help', env: '', boolean: true, help: 'show this help', notInFile: true },
 };
+
+/** One documented option: flag, environment variable, config-file key, help text. */
+export interface ConfigOption {
+  flag: string;
+  /** `''` when the option has no environment variable. */
+  env: string;
+  /** `''` when the option is not accepted in a config file. */
+  fileKey: string;
+  boolean: boolean;
+  help: string;
+}
+
+/** Every option of `vcproxy serve`, in usage order (README table and drift test use this). */
+export const CONFIG_OPTIONS: readonly ConfigOption[] = Object.freeze(
+  Object.entries(FLAGS).map(([flag, s]) => ({
+    flag,
+    env: s.env,
+    fileKey: s.notInFile ? '' : flag.slice(2),
+    boolean: s.boolean === true,
+    help: s.help,
+  })),
+);
 
 export function configUsage(): string {
   const width = Math.max(...Object.keys(FLAGS).map((f) => f.length));
@@ -110,15 +168,33 @@ const LOG_LEVELS = new Set(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 
  * Parses flags and environment into a validated configuration.
  * Returns `HELP_REQUESTED` for `--help`; throws `ConfigError` for anything invalid.
  */
+export interface ParseOptions {
+  /** Reads the `--config` file (tests inject one); default `fs.readFileSync(path, 'utf8')`. */
+  readFile?: (path: string) => string;
+}
+
 export function parseConfig(
   args: readonly string[],
   env: Readonly<Record<string, string | undefined>>,
+  opts: ParseOptions = {},
 ): ProxyConfig | typeof HELP_REQUESTED {
-  const raw = new Map<string, string>();
+  const fromEnv = new Map<string, string>();
   for (const [flag, spec] of Object.entries(FLAGS)) {
     const v = spec.env ? env[spec.env] : undefined;
-    if (v !== undefined && v !== '') raw.set(flag, v);
+    if (v !== undefined && v !== '') fromEnv.set(flag, v);
   }
+  const fromArgs = parseArgs(args);
+  if (parseBool('--help', fromArgs.get('--help'))) return HELP_REQUESTED;
+  const configFile = fromArgs.get('--config') ?? fromEnv.get('--config');
+  // Lowest precedence first: file, then environment, then flags.
+  const raw = new Map<string, string>(configFile === undefined ? [] : readConfigFile(configFile, opts.readFile));
+  for (const [k, v] of fromEnv) raw.set(k, v);
+  for (const [k, v] of fromArgs) raw.set(k, v);
+  return validate(raw, configFile);
+}
+
+function parseArgs(args: readonly string[]): Map<string, string> {
+  const raw = new Map<string, string>();
   for (let i = 0; i < args.length; i++) {
     const arg = args[i]!;
     const eq = arg.indexOf('=');
@@ -140,8 +216,50 @@ export function parseConfig(
     }
     raw.set(flag, value);
   }
-  if (parseBool('--help', raw.get('--help'))) return HELP_REQUESTED;
+  return raw;
+}
 
+/**
+ * Reads a JSON or YAML config file into flag → string value. YAML is a superset of JSON,
+ * so one parser serves both. Values may be strings, numbers, booleans or (for list
+ * options) arrays of strings; nested objects are refused.
+ */
+function readConfigFile(path: string, readFile: ParseOptions['readFile']): Map<string, string> {
+  let text: string;
+  try {
+    text = (readFile ?? ((p: string) => readFileSync(p, 'utf8')))(path);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code ?? 'error';
+    throw new ConfigError(`cannot read --config ${path} (${code}); check the path and its permissions`);
+  }
+  let doc: unknown;
+  try {
+    doc = parseYaml(text);
+  } catch (e) {
+    const first = String((e as Error).message).split('\n')[0];
+    throw new ConfigError(`config file ${path} is neither valid JSON nor YAML: ${first}`);
+  }
+  if (doc === null || doc === undefined) return new Map();
+  if (typeof doc !== 'object' || Array.isArray(doc)) {
+    throw new ConfigError(`config file ${path} must hold a mapping of option names to values (e.g. "port: 4443")`);
+  }
+  const out = new Map<string, string>();
+  const fileKeys = CONFIG_OPTIONS.filter((o) => o.fileKey !== '').map((o) => o.fileKey);
+  for (const [k, v] of Object.entries(doc as Record<string, unknown>)) {
+    const flag = `--${k}`;
+    const spec = FLAGS[flag];
+    if (!spec || spec.notInFile) {
+      throw new ConfigError(`config file ${path}: unknown key "${k}" (known keys: ${fileKeys.join(', ')})`);
+    }
+    if (v === null || v === undefined) continue;
+    if (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean') out.set(flag, String(v));
+    else if (Array.isArray(v) && v.every((x) => typeof x === 'string')) out.set(flag, v.join(','));
+    else throw new ConfigError(`config file ${path}: "${k}" must be a string, number or boolean`);
+  }
+  return out;
+}
+
+function validate(raw: Map<string, string>, configFile: string | undefined): ProxyConfig {
   const keyFile = raw.get('--key');
   if (!keyFile) throw new ConfigError('missing --key FILE (or VCPROXY_KEY): the PEM file with your command private key');
 
@@ -198,6 +316,13 @@ export function parseConfig(
   const maxResponseBytes = parseIntIn('--max-response-bytes', raw.get('--max-response-bytes'), 10_000_000, 1024, 1024 * 1024 * 1024);
   const vinQueueLimit = parseIntIn('--vin-queue-limit', raw.get('--vin-queue-limit'), 1000, 1, 1_000_000);
   const upstreamConnections = parseIntIn('--upstream-connections', raw.get('--upstream-connections'), 128, 1, 100_000);
+  const metricsPortRaw = raw.get('--metrics-port');
+  const metricsPort = metricsPortRaw === undefined ? undefined : parseIntIn('--metrics-port', metricsPortRaw, 0, 0, 65535);
+  if (metricsPort !== undefined && metricsPort !== 0 && metricsPort === port) {
+    throw new ConfigError('--metrics-port must differ from --port (or leave it out to serve /metrics on the API port)');
+  }
+  const shutdownGraceMs = parseDurationMs('--shutdown-grace', raw.get('--shutdown-grace'), 25_000, 0);
+  const printConfig = parseBool('--print-config', raw.get('--print-config'));
 
   return Object.freeze({
     keyFile,
@@ -218,7 +343,45 @@ export function parseConfig(
     maxResponseBytes,
     vinQueueLimit,
     upstreamConnections,
+    metricsPort,
+    shutdownGraceMs,
+    configFile,
+    printConfig,
   });
+}
+
+/** Keys whose values are secrets wherever they appear (none of today's options is one, but
+ * `--print-config` must stay safe when one is added, and URLs may carry credentials). */
+const SECRET_KEY = /(secret|token|password|passphrase|pin$|credential|api_?key|authorization)/i;
+export const MASK = '***';
+
+/** A copy of `value` with secret-like fields masked and URL credentials removed. */
+export function maskSecrets(value: unknown, key = ''): unknown {
+  if (key !== '' && SECRET_KEY.test(key) && value !== undefined && value !== null && value !== '') return MASK;
+  if (Array.isArray(value)) return value.map((v) => maskSecrets(v));
+  if (value !== null && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value as Record<string, unknown>).map(([k, v]) => [k, maskSecrets(v, k)]));
+  }
+  if (typeof value === 'string' && /^[a-z][a-z0-9+.-]*:\/\/[^/@\s]*@/i.test(value)) {
+    return value.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^/@\s]*@/i, `$1${MASK}@`);
+  }
+  return value;
+}
+
+/**
+ * The effective configuration as `--print-config` shows it: every option by its config-file
+ * key (so the output can be saved as a config file), secrets masked. File paths (the key
+ * file, TLS files) are shown; their contents never are.
+ */
+export function formatConfig(config: ProxyConfig): string {
+  const out: Record<string, unknown> = {};
+  for (const [flag, spec] of Object.entries(FLAGS)) {
+    if (spec.notInFile || spec.key === 'help') continue;
+    let v: unknown = config[spec.key];
+    if (spec.key === 'timeoutMs' || spec.key === 'shutdownGraceMs') v = `${v as number}ms`;
+    out[flag.slice(2)] = v ?? null;
+  }
+  return JSON.stringify(maskSecrets(out), null, 2);
 }
 
 /** True for addresses only this machine can reach: 127.0.0.0/8, ::1, localhost. */
@@ -259,12 +422,12 @@ function parseIntIn(flag: string, v: string | undefined, dflt: number, min: numb
   return n;
 }
 
-/** Accepts `10` (seconds), `2.5`, `10s`, `500ms`. */
-function parseDurationMs(flag: string, v: string | undefined, dflt: number): number {
+/** Accepts `10` (seconds), `2.5`, `10s`, `500ms`, and `…ms` as printed by `--print-config`. */
+function parseDurationMs(flag: string, v: string | undefined, dflt: number, minMs = 100): number {
   if (v === undefined) return dflt;
   const m = /^\s*(\d+(?:\.\d+)?)\s*(ms|s)?\s*$/.exec(v);
   if (!m) throw new ConfigError(`${flag} must be a duration such as 10, 10s or 500ms, not "${v}"`);
   const n = Number(m[1]) * (m[2] === 'ms' ? 1 : 1000);
-  if (n < 100 || n > 600_000) throw new ConfigError(`${flag} must be between 100ms and 600s`);
+  if (n < minMs || n > 600_000) throw new ConfigError(`${flag} must be between ${minMs}ms and 600s`);
   return Math.round(n);
 }
