@@ -4,32 +4,48 @@
  * Redaction is by path (pino's fast-redact) so it costs nothing on the hot path.
  */
 import { pino, type Logger, type LoggerOptions } from 'pino';
+import { COMMANDS } from './commands/index.js';
 
-/** Paths whose values are replaced by "[redacted]" wherever they appear in a log object. */
-export const REDACT_PATHS = [
-  'authorization',
-  'Authorization',
-  'token',
-  'access_token',
-  'refresh_token',
-  'pin',
-  'password',
-  'routable_message',
-  'privateKey',
-  'private_key',
-  '*.authorization',
-  '*.Authorization',
-  '*.token',
-  '*.pin',
-  '*.password',
-  '*.routable_message',
-  '*.privateKey',
-  'req.headers.authorization',
-  'headers.authorization',
-  'body.pin',
-  'body.password',
-  'body.routable_message',
+/**
+ * Field names whose values are secrets wherever they sit in a log object: bearer tokens,
+ * signed payloads, key material, and every command parameter the catalogue marks as
+ * secret (`CommandDef.secretFields`: PINs, passwords). Deriving the last group from the
+ * catalogue means a new secret parameter is redacted without anyone editing this file.
+ */
+export const SECRET_FIELDS: readonly string[] = [
+  ...new Set([
+    'authorization',
+    'Authorization',
+    'cookie',
+    'token',
+    'access_token',
+    'refresh_token',
+    'id_token',
+    'client_secret',
+    'pin',
+    'password',
+    'routable_message',
+    'privateKey',
+    'private_key',
+    'key_material',
+    'scalar',
+    'pem',
+    ...COMMANDS.flatMap((c) => c.secretFields),
+  ]),
 ];
+
+/**
+ * Paths whose values are replaced by "[redacted]". fast-redact matches exact paths (a `*`
+ * covers ONE level), so each secret field is listed at the top level and up to three levels
+ * down — deep enough for `{req: {headers: {authorization}}}` and `{body: {…}}` shapes.
+ * Code never logs raw bodies or header objects in the first place; this is the net under
+ * that rule.
+ */
+export const REDACT_PATHS: string[] = SECRET_FIELDS.flatMap((f) => {
+  const k = /^[A-Za-z_$][\w$]*$/.test(f) ? f : `["${f}"]`;
+  const dot = k.startsWith('[') ? k : `.${k}`;
+  return [k, `*${dot}`, `*.*${dot}`, `*.*.*${dot}`];
+});
 
 export type { Logger };
 

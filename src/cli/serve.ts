@@ -16,7 +16,7 @@ import type { AddressInfo } from 'node:net';
 import { createAdaptorServer } from '@hono/node-server';
 import type { Hono } from 'hono';
 import type { Logger } from 'pino';
-import { ConfigError, HELP_REQUESTED, configUsage, parseConfig, type ProxyConfig } from '../config.js';
+import { ConfigError, HELP_REQUESTED, configUsage, formatConfig, parseConfig, type ProxyConfig } from '../config.js';
 import { createLogger, silentLogger } from '../log.js';
 import { VcpError } from '../protocol/errors.js';
 import { loadKeyFile, publicKeyToPem, type LoadKeyOptions } from '../keys/index.js';
@@ -29,6 +29,8 @@ import { MemorySessionStore, type SessionStore } from '../session/store.js';
 import { MemoryVinQueue, type VinQueue } from '../session/queue.js';
 import type { Session } from '../crypto/session.js';
 import { createProxyApp, type Catalogue } from '../http/app.js';
+import { noteHandshake, noteResync } from '../http/request-log.js';
+import { createOpsServer } from '../ops/server.js';
 import { createMetrics, type Metrics } from '../ops/metrics.js';
 import { Readiness, gracefulShutdown, probeUpstream } from '../ops/lifecycle.js';
 import { instrumentUpstream } from '../ops/upstream.js';
@@ -94,7 +96,16 @@ export function buildProxy(config: ProxyConfig, key: CommandKey, opts: BuildOpti
     developerDomain: config.developerDomain,
     ...(opts.now ? { now: opts.now } : {}),
     ...(opts.sleep ? { sleep: opts.sleep } : {}),
-    events: metrics ? { handshake: (d) => metrics.handshake(d), resync: (d) => metrics.resync(d) } : undefined,
+    events: {
+      handshake: (d, req) => {
+        metrics?.handshake(d);
+        noteHandshake(req);
+      },
+      resync: (d, req) => {
+        metrics?.resync(d);
+        noteResync(req);
+      },
+    },
   });
   const app = createProxyApp({
     config,
@@ -106,6 +117,8 @@ export function buildProxy(config: ProxyConfig, key: CommandKey, opts: BuildOpti
     logger,
     metrics,
     readiness,
+    // With --metrics-port, /metrics lives only on the separate ops listener.
+    serveMetrics: config.metricsPort === undefined,
     ...(opts.now ? { now: opts.now } : {}),
   });
   return { app: app as unknown as Hono<never>, metrics, readiness, dispatcher, router, upstream, close: () => upstream.close() };
@@ -113,7 +126,11 @@ export function buildProxy(config: ProxyConfig, key: CommandKey, opts: BuildOpti
 
 export interface RunningProxy {
   url: string;
+  /** `http://host:port` of the separate metrics listener (`--metrics-port`), if any. */
+  metricsUrl: string | undefined;
   server: Server;
+  /** The `--metrics-port` listener, if any. */
+  opsServer: Server | undefined;
   parts: ProxyParts;
   close(): Promise<void>;
 }
@@ -200,6 +217,34 @@ export async function startProxy(config: ProxyConfig, opts: StartOptions = {}): 
     throw new StartupError(`cannot listen on ${config.host}:${config.port}: ${(e as Error).message}`);
   }
 
+  let opsServer: Server | undefined;
+  let metricsUrl: string | undefined;
+  if (config.metricsPort !== undefined && parts.metrics) {
+    // Plain HTTP on purpose: it carries no secrets, and scrapers/probes rarely do TLS.
+    const ops = createOpsServer({ metrics: parts.metrics, readiness: parts.readiness });
+    try {
+      await new Promise<void>((resolve, reject) => {
+        ops.once('error', reject);
+        ops.listen(config.metricsPort, config.host, () => {
+          ops.off('error', reject);
+          resolve();
+        });
+      });
+    } catch (e) {
+      await new Promise<void>((r) => server.close(() => r()));
+      await parts.close();
+      const code = (e as NodeJS.ErrnoException).code;
+      throw new StartupError(
+        code === 'EADDRINUSE'
+          ? `--metrics-port ${config.metricsPort} on ${config.host} is already in use; pick another port`
+          : `cannot listen on --metrics-port ${config.metricsPort}: ${(e as Error).message}`,
+      );
+    }
+    opsServer = ops;
+    const a = ops.address() as AddressInfo;
+    metricsUrl = `http://${a.family === 'IPv6' ? `[${a.address}]` : a.address}:${a.port}`;
+  }
+
   parts.readiness.set('listening', true);
   if (config.upstream && opts.probe !== false) {
     // Any HTTP answer means reachable; a failed probe only shows in /ready, it is not fatal.
@@ -216,14 +261,23 @@ export async function startProxy(config: ProxyConfig, opts: StartOptions = {}): 
   let closing: Promise<void> | undefined;
   return {
     url,
+    metricsUrl,
     server,
+    opsServer,
     parts,
     close: () =>
       (closing ??= (async () => {
-        await new Promise<void>((resolve) => {
-          server.close(() => resolve());
-          server.closeIdleConnections?.();
-        });
+        await Promise.all([
+          new Promise<void>((resolve) => {
+            server.close(() => resolve());
+            server.closeIdleConnections?.();
+          }),
+          opsServer &&
+            new Promise<void>((resolve) => {
+              opsServer.close(() => resolve());
+              opsServer.closeAllConnections();
+            }),
+        ]);
         await parts.close();
       })()),
   };
@@ -245,6 +299,10 @@ export async function run(args: string[], env: NodeJS.ProcessEnv): Promise<numbe
     }
     throw e;
   }
+  if (config.printConfig) {
+    process.stdout.write(formatConfig(config) + '\n');
+    return 0;
+  }
   const logger = createLogger({ level: config.logLevel });
   if (!config.tlsCert && config.allowInsecureHttp) {
     logger.warn('serving plain HTTP on a non-loopback address (--allow-insecure-http): bearer tokens cross the network unencrypted');
@@ -258,15 +316,17 @@ export async function run(args: string[], env: NodeJS.ProcessEnv): Promise<numbe
     return 1;
   }
   logger.info(
-    { url: running.url, upstream: config.upstream ?? `token audience within ${config.allowedUpstreams.join(',')}` },
+    { url: running.url, ...(running.metricsUrl ? { metricsUrl: running.metricsUrl } : {}), upstream: config.upstream ?? `token audience within ${config.allowedUpstreams.join(',')}` },
     'vcproxy serve: listening',
   );
   // SIGTERM/SIGINT: stop accepting, let in-flight commands finish (their outcome matters),
   // then close the upstream pools.
   const shutdown = gracefulShutdown(running.server, {
+    graceMs: config.shutdownGraceMs,
     readiness: running.parts.readiness,
     logger,
-    onClosed: () => running.parts.close(),
+    // Closes the upstream pools and the --metrics-port listener once the API has drained.
+    onClosed: () => running.close(),
   });
   await shutdown.done;
   return 0;

@@ -26,7 +26,9 @@ import type { CommandDispatcher } from '../session/types.js';
 import type { Metrics } from '../ops/metrics.js';
 import type { Readiness } from '../ops/lifecycle.js';
 import { metricsMiddleware } from '../ops/hono.js';
+import { domainName } from '../protocol/domains.js';
 import { readBody, parseJsonBody } from './body.js';
+import { requestLog, requestRecord, trackDispatch, type RequestLogVariables } from './request-log.js';
 
 /** What the app needs from the command catalogue (src/commands). */
 export interface Catalogue {
@@ -49,9 +51,15 @@ export interface ProxyAppDeps {
   metrics?: Metrics | undefined;
   /** Readiness for `/ready` (src/ops). */
   readiness?: Readiness | undefined;
+  /**
+   * Serve `/metrics` on this app (default true when `metrics` is given). `false` when a
+   * separate `--metrics-port` serves it: the API port then answers 404 on `/metrics`
+   * (rather than forwarding it upstream as an unknown path).
+   */
+  serveMetrics?: boolean;
 }
 
-type Env = { Bindings: { incoming?: { socket?: { remoteAddress?: string } } } };
+type Env = { Bindings: { incoming?: { socket?: { remoteAddress?: string } } }; Variables: RequestLogVariables };
 
 /** 17 characters; alphanumeric so nothing path-like can reach the upstream URL. */
 const VIN_RE = /^[A-Za-z0-9]{17}$/;
@@ -91,9 +99,14 @@ export function createProxyApp(deps: ProxyAppDeps): Hono<Env> {
   const now = deps.now ?? Date.now;
   const app = new Hono<Env>();
   const metrics = deps.metrics;
+  // The access log first: it must see the final answer (after onError) of every request.
+  app.use('*', requestLog(log));
   if (metrics) {
     app.use('*', metricsMiddleware(metrics));
-    app.get('/metrics', () => metrics.response());
+    if (deps.serveMetrics !== false) app.get('/metrics', () => metrics.response());
+  }
+  if (deps.serveMetrics === false) {
+    app.all('/metrics', () => errorResponse(new VcpError('not_found', 'Metrics are served on the separate --metrics-port.', { status: 404 })));
   }
   if (deps.readiness) {
     const readiness = deps.readiness;
@@ -101,6 +114,8 @@ export function createProxyApp(deps: ProxyAppDeps): Hono<Env> {
   }
 
   app.onError((err, c) => {
+    const rec = requestRecord(c);
+    if (rec) rec.outcome = err instanceof VcpError ? err.code : 'internal_error';
     if (err instanceof VcpError) {
       if (err.status >= 500) log.warn({ code: err.code, status: err.status, path: c.req.path }, err.message);
       return errorResponse(err);
@@ -165,6 +180,8 @@ export function createProxyApp(deps: ProxyAppDeps): Hono<Env> {
         deadline: ctx.deadline,
         signal: c.req.raw.signal,
       });
+      const rec = requestRecord(c);
+      if (rec) rec.upstreamStatus = res.status;
       if (res.status === 421 && attempt === 0) {
         const next = router.reroute(ctx.route.subject, origin, res.headers, res.body);
         if (next) {
@@ -225,11 +242,14 @@ export function createProxyApp(deps: ProxyAppDeps): Hono<Env> {
     if (!planned.ok) throw planned.error;
     const ctx = begin(c, auth);
     const plan = planned.plan;
+    const rec = requestRecord(c);
 
     if (plan.kind === 'rest') {
       metrics?.restFallback(name);
+      if (rec) rec.restFallback = true;
       return forwardOriginal(c, ctx, raw);
     }
+    if (rec && plan.kind === 'signed') rec.domain = domainName(plan.domain);
     if (plan.kind === 'wake') {
       const headers = clientHeaders(c, ctx);
       // The service wants JSON on every authenticated POST, even without a body.
@@ -239,6 +259,7 @@ export function createProxyApp(deps: ProxyAppDeps): Hono<Env> {
     }
     if (dispatcher.isUnsupported(vin)) {
       metrics?.restFallback(name);
+      if (rec) rec.restFallback = true;
       return forwardOriginal(c, ctx, raw);
     }
     const fwd: Record<string, string> = {};
@@ -247,7 +268,7 @@ export function createProxyApp(deps: ProxyAppDeps): Hono<Env> {
     if (prior) xff['x-forwarded-for'] = prior;
     appendForwardedFor(xff, ctx.clientIp);
     if (xff['x-forwarded-for']) fwd['x-forwarded-for'] = String(xff['x-forwarded-for']);
-    const outcome = await dispatcher.execute({
+    const dispatchRequest = {
       vin,
       name,
       domain: plan.domain,
@@ -257,7 +278,20 @@ export function createProxyApp(deps: ProxyAppDeps): Hono<Env> {
       deadline: ctx.deadline,
       signal: c.req.raw.signal,
       forwardHeaders: fwd,
-    });
+    };
+    trackDispatch(dispatchRequest, rec);
+    const outcome = await dispatcher.execute(dispatchRequest);
+    if (rec) {
+      if (outcome.kind === 'result') {
+        rec.upstreamStatus = 200;
+        rec.outcome = outcome.result ? 'ok' : 'vehicle_reason';
+      } else if (outcome.kind === 'relay') {
+        rec.upstreamStatus = outcome.response.status;
+        rec.outcome = outcome.response.status < 300 ? 'ok' : `upstream_${outcome.response.status}`;
+      } else {
+        rec.restFallback = true;
+      }
+    }
     switch (outcome.kind) {
       case 'result':
         return outcome.result && outcome.reason === ''

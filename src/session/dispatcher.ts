@@ -56,8 +56,11 @@ export interface DispatcherOptions {
   unsupportedLimit?: number;
   /** Longest command lifetime we sign, whatever the budget. Default 30 s. */
   maxExpiresInSec?: number;
-  /** Event hooks (metrics). */
-  events?: { handshake(domain: number): void; resync(domain: number): void } | undefined;
+  /**
+   * Event hooks (metrics, per-request log counts). The request object is the one given to
+   * `execute`, so a caller can attribute the event to its own request.
+   */
+  events?: { handshake(domain: number, req: SignedCommandRequest): void; resync(domain: number, req: SignedCommandRequest): void } | undefined;
 }
 
 const USER_AGENT = 'vehicle-command-proxy/0.1';
@@ -203,7 +206,7 @@ export class SessionDispatcher implements CommandDispatcher {
     for (let attempt = 1; ; attempt++) {
       if (req.signal?.aborted) throw clientClosed();
       const built = buildSessionInfoRequest({ domain: req.domain, publicKey: this.key.publicKey, random: this.random });
-      this.events?.handshake(req.domain);
+      this.events?.handshake(req.domain, req);
       let res: UpstreamResponse;
       try {
         res = await this.post(origin, req, built.bytes);
@@ -353,7 +356,7 @@ export class SessionDispatcher implements CommandDispatcher {
         const r = session.adopt({ challenge: signed.uuid, ...opened.sessionInfo, now: this.now() });
         adopted = r.adopted;
         if (r.adopted) {
-          this.events?.resync(req.domain);
+          this.events?.resync(req.domain, req);
           await this.sessions.set(req.vin, req.domain, session);
           this.log.info({ vin: req.vin, domain: domainName(req.domain), fault: info.name, epochChanged: r.epochChanged }, 'resynchronized session');
         } else if (r.reason === 'key_not_paired') {
