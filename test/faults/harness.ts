@@ -80,6 +80,8 @@ export interface WireRecord {
 /** Wraps the real upstream client and decodes every signed_command body it sends. */
 export class RecordingUpstream implements Upstream {
   readonly sent: WireRecord[] = [];
+  /** The signed command messages themselves (not handshakes), as sent. */
+  readonly rawBodies: Uint8Array[] = [];
   /** Every upstream request (any path). */
   readonly requests: Array<{ method: string; path: string; origin: string }> = [];
   constructor(private readonly inner: Upstream) {}
@@ -89,7 +91,9 @@ export class RecordingUpstream implements Upstream {
     const m = /^\/api\/1\/vehicles\/([^/]+)\/signed_command$/.exec(req.path);
     if (m && req.body !== undefined) {
       const text = typeof req.body === 'string' ? req.body : Buffer.from(req.body).toString('utf8');
-      const msg = UniversalMessage.RoutableMessage.decode(fromBase64((JSON.parse(text) as { routable_message: string }).routable_message));
+      const bytes = fromBase64((JSON.parse(text) as { routable_message: string }).routable_message);
+      const msg = UniversalMessage.RoutableMessage.decode(bytes);
+      if (!msg.sessionInfoRequest) this.rawBodies.push(bytes);
       const sig = msg.signatureData?.HMAC_PersonalizedData ?? msg.signatureData?.AES_GCM_PersonalizedData;
       this.sent.push({
         vin: m[1]!,
