@@ -13,6 +13,16 @@ export function bodyTooLarge(limit: number): VcpError {
 export async function readBody(req: Request, limit: number): Promise<Uint8Array> {
   const declared = req.headers.get('content-length');
   if (declared !== null && Number(declared) > limit) throw bodyTooLarge(limit);
+  // Fast path when the length is declared (and within the limit): the HTTP parser never
+  // delivers more than Content-Length bytes, so reading it whole is bounded. On
+  // @hono/node-server this reads the socket directly; touching `req.body` instead builds a
+  // WHATWG Request and ReadableStream per call (~10% of the proxy's CPU at 16 connections).
+  if (declared !== null && /^\d+$/.test(declared)) {
+    if (declared === '0') return EMPTY;
+    const buf = new Uint8Array(await req.arrayBuffer());
+    if (buf.byteLength > limit) throw bodyTooLarge(limit);
+    return buf;
+  }
   if (!req.body) return EMPTY;
   const reader = req.body.getReader();
   const chunks: Uint8Array[] = [];
