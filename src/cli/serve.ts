@@ -315,10 +315,6 @@ export async function run(args: string[], env: NodeJS.ProcessEnv): Promise<numbe
     process.stderr.write(`vcproxy serve: ${msg}\n`);
     return 1;
   }
-  logger.info(
-    { url: running.url, ...(running.metricsUrl ? { metricsUrl: running.metricsUrl } : {}), upstream: config.upstream ?? `token audience within ${config.allowedUpstreams.join(',')}` },
-    'vcproxy serve: listening',
-  );
   // SIGTERM/SIGINT: stop accepting, let in-flight commands finish (their outcome matters),
   // then close the upstream pools.
   const shutdown = gracefulShutdown(running.server, {
@@ -328,6 +324,13 @@ export async function run(args: string[], env: NodeJS.ProcessEnv): Promise<numbe
     // Closes the upstream pools and the --metrics-port listener once the API has drained.
     onClosed: () => running.close(),
   });
+  // Announced only now that the signal handlers are in place: a supervisor (or test) that
+  // signals as soon as it sees this line must get a graceful drain, not the default
+  // kill-on-signal that applies while no handler is registered.
+  logger.info(
+    { url: running.url, ...(running.metricsUrl ? { metricsUrl: running.metricsUrl } : {}), upstream: config.upstream ?? `token audience within ${config.allowedUpstreams.join(',')}` },
+    'vcproxy serve: listening',
+  );
   await shutdown.done;
   return 0;
 }
