@@ -10,7 +10,7 @@
 import { Hono, type Context } from 'hono';
 import { verifyJws } from '../keys/index.js';
 import { VcpError, isVcpError } from '../protocol/errors.js';
-import { compareFirmware, REST_COMMANDS } from './state.js';
+import { CHARGING_LIMITED_COMMANDS, compareFirmware, REST_COMMANDS, SERVICE_REST_COMMANDS } from './state.js';
 import type { Sim } from './sim.js';
 import type { LimitKind } from './limits.js';
 import type { SimVehicle } from './vehicle.js';
@@ -27,7 +27,12 @@ function envelope(c: Context, status: number, error: string, description: string
 }
 
 async function jsonBody(c: Context): Promise<Record<string, unknown> | undefined> {
-  const text = await c.req.text();
+  return parseObject(new Uint8Array(await c.req.arrayBuffer()));
+}
+
+/** A JSON object body (empty = {}); undefined when it is not JSON or not an object. */
+function parseObject(raw: Uint8Array): Record<string, unknown> | undefined {
+  const text = Buffer.from(raw).toString('utf8');
   if (text.trim() === '') return {};
   try {
     const v: unknown = JSON.parse(text);
@@ -210,7 +215,8 @@ export function createSimApp(sim: Sim): Hono<Env> {
     let answer: Uint8Array | null;
     try {
       answer = v.handleRoutable(new Uint8Array(Buffer.from(b64, 'base64')));
-    } catch {
+    } catch (e) {
+      if (isVcpError(e)) throw e; // e.g. 429 for the daily charging-command limit
       return envelope(c, 400, 'invalid_request', 'routable_message is not a RoutableMessage');
     }
     if (answer === null) {
@@ -224,12 +230,14 @@ export function createSimApp(sim: Sim): Hono<Env> {
   vehicleRoute.post('/command/:name', async (c) => {
     const v = c.get('vehicle');
     const name = c.req.param('name');
-    const body = await jsonBody(c);
+    const raw = new Uint8Array(await c.req.arrayBuffer());
+    const body = parseObject(raw);
     if (!body) return envelope(c, 400, 'invalid_request', 'Body must be a JSON object');
     if (!REST_COMMANDS.has(name)) return envelope(c, 400, 'invalid_command', `Unknown command ${name}`);
     const pre = await gate(c, sim, v, 'commands');
     if (pre) return pre;
-    if (v.signedCommands) {
+    // Commands the protocol has no vehicle message for are served for every vehicle.
+    if (v.signedCommands && !SERVICE_REST_COMMANDS.has(name)) {
       return envelope(
         c,
         403,
@@ -237,7 +245,8 @@ export function createSimApp(sim: Sim): Hono<Env> {
         'signed command protocol required: send this command through the vehicle command proxy (signed_command)',
       );
     }
-    const out = v.executeRest({ name, params: body });
+    if (CHARGING_LIMITED_COMMANDS.has(name)) v.chargingLimit(name, 'rest'); // throws 429 over the limit
+    const out = v.executeRest({ name, params: body }, raw);
     const response =
       out.kind === 'ok' ? { result: true, reason: '' } : { result: false, reason: out.kind === 'refused' ? out.reason : out.why };
     return finish(c, sim, v, () => c.json({ response }));

@@ -98,6 +98,13 @@ const SEAT_POS: Record<string, number> = {
 };
 const PARENTAL_SETTINGS = ['SpeedLimit', 'Acceleration', 'SafetyFeatures', 'Curfew', 'BrowserBlocked', 'TheaterBlocked', 'ArcadeBlocked'];
 
+const DAY_NAMES = ['SUN', 'MON', 'TUE', 'WED', 'THU', 'FRI', 'SAT'];
+
+/** days_of_week bit mask (bit 0 = Sunday) → the REST form, e.g. "MON,TUE". */
+export function dayNames(mask: number): string {
+  return DAY_NAMES.filter((_, i) => (mask >> i) & 1).join(',');
+}
+
 type AnyRec = Record<string, unknown>;
 const rec = (v: unknown): AnyRec => (v && typeof v === 'object' ? (v as AnyRec) : {});
 
@@ -244,18 +251,41 @@ export function decodeCarServer(bytes: Uint8Array): SimCommand | undefined {
       return c('reset_pin_to_drive_pin');
     case 'vehicleControlResetPinToDriveAdminAction':
       return c('clear_pin_to_drive_admin');
+    // Schedules: every field in the REST vocabulary, defaults included (proto3 leaves false
+    // and 0 off the wire, so spreading the decoded message would drop them).
     case 'addChargeScheduleAction':
-      return c('add_charge_schedule', { ...a });
+      return c('add_charge_schedule', {
+        id: Number(a.id ?? 0),
+        name: a.name ?? '',
+        days_of_week: dayNames(Number(a.daysOfWeek ?? 0)),
+        enabled: Boolean(a.enabled),
+        start_enabled: Boolean(a.startEnabled),
+        start_time: Number(a.startTime ?? 0),
+        end_enabled: Boolean(a.endEnabled),
+        end_time: Number(a.endTime ?? 0),
+        one_time: Boolean(a.oneTime),
+        lat: Number(a.latitude ?? 0),
+        lon: Number(a.longitude ?? 0),
+      });
     case 'removeChargeScheduleAction':
       return c('remove_charge_schedule', { id: a.id });
     case 'addPreconditionScheduleAction':
-      return c('add_precondition_schedule', { ...a });
+      return c('add_precondition_schedule', {
+        id: Number(a.id ?? 0),
+        name: a.name ?? '',
+        days_of_week: dayNames(Number(a.daysOfWeek ?? 0)),
+        enabled: Boolean(a.enabled),
+        precondition_time: Number(a.preconditionTime ?? 0),
+        one_time: Boolean(a.oneTime),
+        lat: Number(a.latitude ?? 0),
+        lon: Number(a.longitude ?? 0),
+      });
     case 'removePreconditionScheduleAction':
       return c('remove_precondition_schedule', { id: a.id });
     case 'batchRemovePreconditionSchedulesAction':
-      return c('batch_remove_precondition_schedules', { ...a });
+      return c('batch_remove_precondition_schedules', { home: Boolean(a.home), work: Boolean(a.work), other: Boolean(a.other) });
     case 'batchRemoveChargeSchedulesAction':
-      return c('batch_remove_charge_schedules', { ...a });
+      return c('batch_remove_charge_schedules', { home: Boolean(a.home), work: Boolean(a.work), other: Boolean(a.other) });
     case 'parentalControlsClearPinAction':
       return c('parental_controls_clear_pin', { pin: a.pin });
     case 'parentalControlsClearPinAdminAction':

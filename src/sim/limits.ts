@@ -1,10 +1,12 @@
 /**
  * Discovery-tier limits per vehicle per (UTC) day: device data 200, commands 50,
- * wake-up 15. Exceeding one answers 429 with Retry-After = seconds to the next UTC day.
+ * wake-up 15, charging commands 5 (which also count as commands; the set is
+ * CHARGING_LIMITED_COMMANDS in state.ts). Exceeding one answers 429 with Retry-After =
+ * seconds to the next UTC day.
  */
-export type LimitKind = 'device_data' | 'commands' | 'wake';
+export type LimitKind = 'device_data' | 'commands' | 'wake' | 'charging';
 
-export const DISCOVERY_LIMITS: Record<LimitKind, number> = { device_data: 200, commands: 50, wake: 15 };
+export const DISCOVERY_LIMITS: Record<LimitKind, number> = { device_data: 200, commands: 50, wake: 15, charging: 5 };
 
 const DAY_MS = 86_400_000;
 
@@ -38,6 +40,7 @@ export class DailyLimits {
       device_data: this.used.get(`${vin}:device_data`) ?? 0,
       commands: this.used.get(`${vin}:commands`) ?? 0,
       wake: this.used.get(`${vin}:wake`) ?? 0,
+      charging: this.used.get(`${vin}:charging`) ?? 0,
     };
   }
 

@@ -5,7 +5,7 @@
  * Time: `now` and `random` are injected; timers (wake-up, software update) go through
  * `schedule`, which records them so `close()` can cancel every one.
  */
-import { randomBytes } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import { parsePublicKey } from '../keys/index.js';
 import { VcpError } from '../protocol/errors.js';
 import type { Logger } from '../log.js';
@@ -57,6 +57,8 @@ export class Sim {
   private injections = new Map<string, Injection[]>();
   private fleet: FleetSpec;
   private enrolled: EnrollSpec[] = [];
+  /** Key of the log's body digests (see bodyDigest); never leaves the process. */
+  private readonly digestKey: Uint8Array;
   closed = false;
 
   constructor(opts: SimOptions = {}) {
@@ -67,6 +69,7 @@ export class Sim {
     this.logger = opts.logger;
     this.maxLog = opts.maxLogEntries ?? 10_000;
     this.fleet = opts.fleet ?? DEFAULT_FLEET;
+    this.digestKey = this.random(32);
     this.build();
     for (const e of opts.enroll ?? []) this.enroll(e);
   }
@@ -81,6 +84,8 @@ export class Sim {
           schedule: (ms, fn) => this.schedule(ms, fn),
           timeScale: this.timeScale,
           log: (e) => this.record(e),
+          takeLimit: (kind) => this.limits.take(spec.vin, kind),
+          digest: (body) => this.bodyDigest(body),
         }),
       );
     });
@@ -106,6 +111,15 @@ export class Sim {
   /** Log entries, optionally for one VIN and after a sequence number. */
   log(filter: { vin?: string; since?: number } = {}): SimLogEntry[] {
     return this.entries.filter((e) => (!filter.vin || e.vin === filter.vin) && (filter.since === undefined || e.seq > filter.since));
+  }
+
+  /**
+   * The `body_digest` the log records for a REST command body: HMAC-SHA256 (hex) under a
+   * per-simulator random key. Compare it with what you sent to prove the body arrived
+   * byte for byte.
+   */
+  bodyDigest(body: string | Uint8Array): string {
+    return createHmac('sha256', this.digestKey).update(typeof body === 'string' ? Buffer.from(body, 'utf8') : body).digest('hex');
   }
 
   clearLog(): void {

@@ -35,6 +35,39 @@ export const REST_COMMANDS: ReadonlySet<string> = new Set([
   'set_vehicle_name', 'speed_limit_activate', 'speed_limit_clear_pin', 'speed_limit_clear_pin_admin',
   'speed_limit_deactivate', 'speed_limit_set_limit', 'sun_roof_control', 'trigger_homelink',
   'upcoming_calendar_entries', 'window_control',
+  // Cybertruck tonneau, power modes and the fleet managed-charging endpoints.
+  'open_tonneau', 'close_tonneau', 'stop_tonneau', 'set_low_power_mode', 'keep_accessory_power_mode',
+  'set_managed_charge_current_request', 'set_managed_charger_location', 'set_managed_scheduled_charging_time',
+]);
+
+/**
+ * REST commands the service serves for every vehicle, including vehicles that require the
+ * signed protocol: the protocol has no vehicle message for them (the service resolves
+ * places, calendars and managed-charging settings itself, or the vehicle only takes them
+ * from the service), so clients — and the reference proxy — must send them as REST. A car
+ * that requires signing answers 403 `vehicle_command_protocol_required` for every other
+ * REST command. `sun_roof_control` is here because the reference proxy builds no signed
+ * message for it (its "stop" has none) and forwards it; vent/close also work signed.
+ */
+export const SERVICE_REST_COMMANDS: ReadonlySet<string> = new Set([
+  'navigation_request', 'navigation_gps_request', 'navigation_sc_request', 'navigation_waypoints_request',
+  'upcoming_calendar_entries', 'remote_boombox', 'remote_steering_wheel_heat_level_request',
+  'remote_auto_steering_wheel_heat_climate_request', 'set_managed_charge_current_request',
+  'set_managed_charger_location', 'set_managed_scheduled_charging_time', 'sun_roof_control',
+]);
+
+/**
+ * Commands counted against the spec's "Charging commands: 5 requests per vehicle per day"
+ * limit (in addition to the 50 commands). The spec does not list them; we count every
+ * command that starts, stops or shapes a charging session or the charge port — the same
+ * set a charging-manager key may authorize — plus the fleet managed-charging commands.
+ * Vehicle data reads, climate and schedules for preconditioning are not charging commands.
+ */
+export const CHARGING_LIMITED_COMMANDS: ReadonlySet<string> = new Set([
+  'charge_start', 'charge_stop', 'charge_standard', 'charge_max_range', 'set_charge_limit', 'set_charging_amps',
+  'charge_port_door_open', 'charge_port_door_close', 'set_scheduled_charging', 'add_charge_schedule',
+  'remove_charge_schedule', 'batch_remove_charge_schedules', 'set_managed_charge_current_request',
+  'set_managed_charger_location', 'set_managed_scheduled_charging_time',
 ]);
 
 /** MessageFault_E values the state layer can produce (the wire numbers). */

@@ -4,11 +4,13 @@
  * handler for one signed `RoutableMessage` (handshake or command).
  */
 import { toHex } from '../crypto/bytes.js';
+import { VcpError } from '../protocol/errors.js';
 import { CarServer, UniversalMessage, VCSEC } from '../protocol/pb.js';
 import { decodeCarServer, decodeVcsec } from './decode.js';
 import { DOMAIN_INFOTAINMENT, DOMAIN_VCSEC, Fault, SimDomain, type Enrolled, type SimDomainId } from './domain.js';
 import { supportsSignedCommands } from './fleet.js';
-import { VehicleState, compareFirmware } from './state.js';
+import type { LimitKind } from './limits.js';
+import { CHARGING_LIMITED_COMMANDS, VehicleState, compareFirmware } from './state.js';
 import { roleFromNumber, type Connectivity, type Outcome, type RoleName, type SimCommand, type VehicleSpec } from './types.js';
 
 export interface SimLogEntry {
@@ -32,6 +34,19 @@ export interface SimLogEntry {
   /** The vehicle changed state / acted on it (false for refusals and faults). */
   executed?: boolean;
   unmodelled?: boolean;
+  /**
+   * The decoded command parameters in the service's REST vocabulary (signed payloads are
+   * decoded by src/sim/decode.ts; REST bodies as sent). PIN and password values are
+   * replaced by "[redacted]": the log is served over HTTP and may go to the logger.
+   */
+  params?: Record<string, unknown>;
+  /**
+   * REST commands: HMAC-SHA256 (hex) of the raw request body under a per-simulator random
+   * key — `sim.bodyDigest(body)` computes it — so a test can prove the body arrived byte
+   * for byte without the log holding a PIN (a plain hash of a 4-digit PIN is a 10 000-try
+   * brute force).
+   */
+  body_digest?: string;
 }
 
 export interface VehicleDeps {
@@ -40,6 +55,45 @@ export interface VehicleDeps {
   schedule: (ms: number, fn: () => void) => void;
   timeScale: number;
   log: (e: Omit<SimLogEntry, 'seq' | 'time'>) => void;
+  /** Counts one request against a daily limit of this vehicle: null = allowed, else Retry-After seconds. */
+  takeLimit?: (kind: LimitKind) => number | null;
+  /** Keyed digest of a REST body for the log (see SimLogEntry.body_digest). */
+  digest?: (body: Uint8Array) => string;
+}
+
+/** Parameter names whose values are secrets (PINs, valet password). */
+const SECRET_PARAMS = new Set(['pin', 'password']);
+
+/** JSON-safe copy of decoded parameters with secret values redacted. */
+export function loggableParams(params: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(params)) {
+    if (v === undefined) continue;
+    if (SECRET_PARAMS.has(k)) {
+      out[k] = v === '' || v === null ? v : '[redacted]';
+      continue;
+    }
+    out[k] = jsonSafe(v, 0);
+  }
+  return out;
+}
+
+function jsonSafe(v: unknown, depth: number): unknown {
+  if (v === null || typeof v === 'boolean' || typeof v === 'string') return v;
+  if (typeof v === 'number') return Number.isFinite(v) ? v : String(v);
+  if (typeof v === 'bigint') return v.toString();
+  if (v instanceof Uint8Array) return toHex(v);
+  if (depth > 4) return '[nested]';
+  if (Array.isArray(v)) return v.map((x) => jsonSafe(x, depth + 1));
+  if (typeof v === 'object') {
+    const o: Record<string, unknown> = {};
+    for (const [k, x] of Object.entries(v as Record<string, unknown>)) {
+      if (x === undefined) continue;
+      o[k] = SECRET_PARAMS.has(k) && x !== '' ? '[redacted]' : jsonSafe(x, depth + 1);
+    }
+    return o;
+  }
+  return String(v);
 }
 
 /** Minimum firmware that honours FLAG_ENCRYPT_RESPONSE (protocol.md). */
@@ -156,10 +210,15 @@ export class SimVehicle {
     };
   }
 
-  /** Runs a REST command on the legacy path (no key roles: the OAuth token is the authority). */
-  executeRest(cmd: SimCommand): Outcome {
+  /**
+   * Runs a REST `command/{name}` (legacy vehicles, and the service-side commands every
+   * vehicle takes): no key roles, the OAuth token is the authority. `rawBody` is the
+   * request body as received, for the log's body_digest.
+   */
+  executeRest(cmd: SimCommand, rawBody?: Uint8Array): Outcome {
     const out = this.state.execute(cmd, undefined);
-    this.logOutcome('rest', 'rest_command', cmd, out, {});
+    const digest = rawBody && this.deps.digest ? { body_digest: this.deps.digest(rawBody) } : {};
+    this.logOutcome('rest', 'rest_command', cmd, out, digest);
     return out;
   }
 
@@ -175,6 +234,7 @@ export class SimVehicle {
       channel,
       event,
       command: cmd.name,
+      params: loggableParams(cmd.params),
       result: out.kind,
       executed: out.kind === 'ok',
       ...(out.kind === 'refused' ? { reason: out.reason } : {}),
@@ -274,35 +334,64 @@ export class SimVehicle {
     };
     let answer: Uint8Array;
     let outcome: Outcome;
-    let cmdName: string;
+    let logged: SimCommand;
     try {
       if (domainId === DOMAIN_VCSEC) {
         const x = this.executeVcsec(r.payload, r.signer);
         answer = x.answer;
         outcome = x.outcome;
-        cmdName = x.name;
+        logged = { name: x.name, params: x.params ?? {} };
       } else {
         const cmd = decodeCarServer(r.payload);
         if (!cmd) {
           outcome = { kind: 'fault', fault: Fault.INVALID_COMMAND, why: 'no recognised action' };
-          cmdName = 'unknown';
+          logged = { name: 'unknown', params: {} };
           answer = new Uint8Array(0);
         } else {
-          cmdName = cmd.name;
+          logged = cmd;
+          this.chargingLimit(cmd.name, channel, logBase);
           outcome = this.state.execute(cmd, r.signer.role);
           answer = this.carServerAnswer(cmd, outcome);
         }
       }
-    } catch {
+    } catch (e) {
+      if (e instanceof VcpError) throw e; // the daily charging limit: the service answers 429
       outcome = { kind: 'fault', fault: Fault.DECODING, why: 'payload does not decode' };
-      cmdName = 'undecodable';
+      logged = { name: 'undecodable', params: {} };
       answer = new Uint8Array(0);
     }
-    this.logOutcome(channel, 'command', { name: cmdName, params: {} }, outcome, logBase);
+    this.logOutcome(channel, 'command', logged, outcome, logBase);
     // Only firmware 2024.38+ honours FLAG_ENCRYPT_RESPONSE; older vehicles ignore the bit.
     if (compareFirmware(this.firmware, ENCRYPT_RESPONSE_FIRMWARE) < 0) r.encryptResponse = false;
     if (outcome.kind === 'fault') return v.reply(r, { fault: outcome.fault });
     return v.reply(r, { payload: answer });
+  }
+
+  /**
+   * The spec's 5-a-day charging-command limit. The service can only tell a charging
+   * command once the payload is decoded, so a signed one is counted after verification;
+   * over the limit nothing is executed and the service answers 429 (the vehicle's counter
+   * for that message is used up, as for any verified message). Throws VcpError 429.
+   */
+  chargingLimit(name: string, channel: string, extra: Partial<SimLogEntry> = {}): void {
+    if (!CHARGING_LIMITED_COMMANDS.has(name) || !this.deps.takeLimit) return;
+    const retryAfter = this.deps.takeLimit('charging');
+    if (retryAfter === null) return;
+    this.deps.log({
+      vin: this.vin,
+      channel,
+      event: channel === 'rest' ? 'rest_command' : 'command',
+      command: name,
+      result: 'refused',
+      reason: 'rate_limited',
+      executed: false,
+      ...extra,
+    });
+    throw new VcpError('rate_limited', `Daily charging-command limit reached for this vehicle; retry in ${retryAfter} s`, {
+      status: 429,
+      temporary: true,
+      headers: { 'Retry-After': String(retryAfter) },
+    });
   }
 
   private carServerAnswer(cmd: SimCommand, outcome: Outcome): Uint8Array {
@@ -352,10 +441,11 @@ export class SimVehicle {
     }).finish();
   }
 
-  private executeVcsec(payload: Uint8Array, signer: Enrolled): { answer: Uint8Array; outcome: Outcome; name: string } {
+  private executeVcsec(payload: Uint8Array, signer: Enrolled): { answer: Uint8Array; outcome: Outcome; name: string; params?: Record<string, unknown> } {
     const req = decodeVcsec(payload);
     switch (req.kind) {
       case 'command': {
+        this.chargingLimit(req.cmd.name, 'vcsec');
         const outcome = this.state.execute(req.cmd, signer.role);
         if (outcome.kind === 'refused') {
           // VCSEC reports refusals as a nominal error.
@@ -363,9 +453,10 @@ export class SimVehicle {
             answer: VCSEC.FromVCSECMessage.encode({ nominalError: { genericError: 0 } }).finish(),
             outcome,
             name: req.cmd.name,
+            params: req.cmd.params,
           };
         }
-        return { answer: VCSEC.FromVCSECMessage.encode({}).finish(), outcome, name: req.cmd.name };
+        return { answer: VCSEC.FromVCSECMessage.encode({}).finish(), outcome, name: req.cmd.name, params: req.cmd.params };
       }
       case 'info': {
         if (req.type === 0) return { answer: this.vcsecStatus(), outcome: { kind: 'ok' }, name: 'information_request' };
