@@ -196,6 +196,10 @@ export async function run(args: string[], _env: NodeJS.ProcessEnv): Promise<numb
     process.stderr.write(`vcproxy sandbox: ${msg}\n`);
     return 1;
   }
+  // Handlers first, banner second: a supervisor (or a test) may send SIGINT the moment it
+  // reads "Press Ctrl-C"; without a handler yet, Node's default action kills the process
+  // with 130 instead of closing both servers and exiting 0.
+  const stopped = untilSignal([() => sb.close()], () => process.stdout.write('\nShutting down the sandbox…\n'));
   process.stdout.write(
     [
       '',
@@ -215,5 +219,5 @@ export async function run(args: string[], _env: NodeJS.ProcessEnv): Promise<numb
       '',
     ].join('\n'),
   );
-  return untilSignal([() => sb.close()], () => process.stdout.write('\nShutting down the sandbox…\n'));
+  return stopped;
 }

@@ -147,11 +147,14 @@ export async function run(args: string[], _env: NodeJS.ProcessEnv): Promise<numb
     { url: running.url, vehicles: running.sim.vehicles.length, limits: opts.limits !== false, timeScale: opts.timeScale },
     'vcproxy sim: listening',
   );
+  // Install the signal handlers before the banner: whoever reads the banner may send
+  // SIGINT at once, and without a handler Node would exit 130 instead of closing cleanly.
+  const stopped = untilSignal([() => running.close()], (sig) => logger.info({ signal: sig }, 'vcproxy sim: shutting down'));
   process.stdout.write(
     `Fleet sandbox on ${running.url} — vehicles: ${Object.entries(DEFAULT_FLEET_VINS)
       .filter(([, vin]) => running.sim.find(vin))
       .map(([name, vin]) => `${name}=${vin}`)
       .join(', ') || running.sim.vehicles.map((v) => v.vin).join(', ')}\n`,
   );
-  return untilSignal([() => running.close()], (sig) => logger.info({ signal: sig }, 'vcproxy sim: shutting down'));
+  return stopped;
 }

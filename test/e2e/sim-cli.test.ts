@@ -7,7 +7,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { parseSimArgs } from '../../src/cli/sim.js';
+import { parseSimArgs, run as runSim } from '../../src/cli/sim.js';
+import { run as runSandbox } from '../../src/cli/sandbox.js';
 import { generateKeyPair } from '../../src/keys/index.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
@@ -74,5 +75,50 @@ describe('processes', () => {
     expect(out).toMatch(/token\s+\S+\.\S+\.\S+/);
     p.child.kill('SIGINT');
     expect(await p.exited).toBe(0);
+  });
+});
+
+/**
+ * In process: runs a subcommand with stdout captured and checks that, at the moment the
+ * banner is written, the subcommand's own SIGINT handler is already installed — whoever
+ * reads the banner may send Ctrl-C at once, and with no handler Node's default action
+ * would kill the process with 130. Then "presses Ctrl-C" by calling that handler, and
+ * expects a clean exit code 0 with the handler removed. Deterministic: no timing involved.
+ */
+async function handlerBeforeBanner(run: (args: string[], env: NodeJS.ProcessEnv) => Promise<number>, args: string[], banner: RegExp) {
+  const others = new Set(process.listeners('SIGINT'));
+  const ours = (): Array<(...a: unknown[]) => void> => process.listeners('SIGINT').filter((l) => !others.has(l)) as never;
+  const write = process.stdout.write;
+  let installedAtBanner = -1;
+  let out = '';
+  let sawBanner!: () => void;
+  const bannerSeen = new Promise<void>((r) => (sawBanner = r));
+  process.stdout.write = ((chunk: string | Uint8Array): boolean => {
+    out += String(chunk);
+    if (installedAtBanner < 0 && banner.test(out)) {
+      installedAtBanner = ours().length;
+      sawBanner();
+    }
+    return true;
+  }) as typeof process.stdout.write;
+  try {
+    const done = run(args, {});
+    await Promise.race([bannerSeen, done.then((code) => Promise.reject(new Error(`exited ${code} before the banner: ${out}`)))]);
+    expect(installedAtBanner).toBe(1);
+    ours()[0]!('SIGINT');
+    expect(await done).toBe(0);
+    expect(ours()).toHaveLength(0);
+  } finally {
+    process.stdout.write = write;
+  }
+}
+
+describe('Ctrl-C right after the banner', () => {
+  test('vcproxy sandbox installs its SIGINT handler before printing "Press Ctrl-C"', async () => {
+    const dir = join(mkdtempSync(join(tmpdir(), 'vcp-sbx-sig-')), '.sandbox');
+    await handlerBeforeBanner(runSandbox, ['--port', '0', '--sim-port', '0', '--dir', dir, '--log-level', 'silent'], /Press Ctrl-C/);
+  });
+  test('vcproxy sim installs its SIGINT handler before printing its URL', async () => {
+    await handlerBeforeBanner(runSim, ['--port', '0', '--no-limits', '--log-level', 'silent'], /Fleet sandbox on http/);
   });
 });
