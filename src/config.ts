@@ -431,3 +431,19 @@ function parseDurationMs(flag: string, v: string | undefined, dflt: number, minM
   if (n < minMs || n > 600_000) throw new ConfigError(`${flag} must be between ${minMs}ms and 600s`);
   return Math.round(n);
 }
+
+/**
+ * The README's configuration table, generated from `CONFIG_OPTIONS` (a drift test keeps
+ * the README equal to it; `UPDATE_README=1 npx vitest run test/e2e/readme.test.ts`
+ * rewrites it). The default is taken from the help text's "(default …)".
+ */
+export function configTableMarkdown(): string {
+  const esc = (s: string): string => s.replace(/\|/g, '\\|');
+  const rows = CONFIG_OPTIONS.map((o) => {
+    const m = /\s*\((?:default:? )([^()]*(?:\([^()]*\)[^()]*)*)\)/.exec(o.help);
+    const dflt = o.help.includes('(required)') ? 'required' : m ? m[1]! : o.boolean ? 'false' : '—';
+    const text = (m ? o.help.replace(m[0], '') : o.help).replace(' (required)', '');
+    return `| \`${o.flag}\` | ${o.env ? `\`${o.env}\`` : '—'} | ${o.fileKey ? `\`${o.fileKey}\`` : '—'} | ${esc(dflt)} | ${esc(text)} |`;
+  });
+  return ['| flag | environment | config file key | default | what |', '|---|---|---|---|---|', ...rows].join('\n');
+}
