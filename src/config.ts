@@ -93,7 +93,7 @@ const FLAGS: Record<string, FlagSpec> = {
     key: 'allowInsecureKeyPermissions',
     env: 'VCPROXY_ALLOW_INSECURE_KEY_PERMISSIONS',
     boolean: true,
-    help: 'accept a key file other users can read (throwaway example keys only)',
+    help: 'accept a key file other users can read (throwaway keys, or a container secret mount that cannot be made 0600)',
   },
   '--upstream': { key: 'upstream', env: 'VCPROXY_UPSTREAM', help: 'fixed upstream base URL for every request' },
   '--allowed-upstreams': {

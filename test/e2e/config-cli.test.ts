@@ -4,10 +4,12 @@
  * configuration stops start-up with ONE line on stderr and a non-zero exit.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { parseConfig, type ProxyConfig } from '../../src/config.js';
+import { startProxy } from '../../src/cli/serve.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const dir = mkdtempSync(join(tmpdir(), 'vcproxy-config-'));
@@ -63,4 +65,25 @@ describe('vcproxy serve configuration', () => {
     expect(r.stderr.trimEnd().split('\n')).toHaveLength(1);
     expect(r.stderr).toMatch(/^vcproxy serve: .*absent\.pem/);
   }, 60_000);
+});
+
+describe('a key mounted read-only for everyone (mode 0444, as many secret mounts are)', () => {
+  const key = join(dir, 'mounted-key.pem');
+  copyFileSync(join(ROOT, 'keys.example/private-key.pem'), key);
+  chmodSync(key, 0o444);
+
+  it('is refused by default, with a message naming the file and the fix', async () => {
+    const cfg = parseConfig(['--port', '0'], { VCPROXY_KEY: key }) as ProxyConfig;
+    await expect(startProxy(cfg, { probe: false })).rejects.toThrow(/readable by other users/);
+  });
+
+  it('starts with VCPROXY_ALLOW_INSECURE_KEY_PERMISSIONS=true (the README\'s documented path)', async () => {
+    const cfg = parseConfig(['--port', '0'], { VCPROXY_KEY: key, VCPROXY_ALLOW_INSECURE_KEY_PERMISSIONS: 'true' }) as ProxyConfig;
+    const proxy = await startProxy(cfg, { probe: false });
+    try {
+      expect((await fetch(`${proxy.url}/health`)).status).toBe(200);
+    } finally {
+      await proxy.close();
+    }
+  });
 });
