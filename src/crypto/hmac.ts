@@ -185,11 +185,16 @@ export class SessionKeys {
     this.buf = buf;
   }
 
-  static fromSharedKey(k: Uint8Array): SessionKeys {
+  /**
+   * `into`: optional storage (≥ 80 bytes, used from offset 0) so a caller can keep the keys
+   * in one allocation with its other per-session bytes (see Session).
+   */
+  static fromSharedKey(k: Uint8Array, into?: Uint8Array): SessionKeys {
     if (k.length !== SIZES.sessionKey) {
       throw new VcpError('internal_error', 'session key K must be 16 bytes', { status: 500 });
     }
-    const buf = new Uint8Array(16 + 32 + 32);
+    if (into && into.length < 80) throw new VcpError('internal_error', 'session key storage must hold 80 bytes', { status: 500 });
+    const buf = into ?? new Uint8Array(16 + 32 + 32);
     buf.set(k, 0);
     buf.set(hmacSha256(k, te.encode(LABEL_SESSION_INFO)), 16);
     buf.set(hmacSha256(k, te.encode(LABEL_AUTHENTICATED_COMMAND)), 48);
