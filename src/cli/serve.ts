@@ -139,6 +139,11 @@ export interface StartOptions extends BuildOptions {
   keyOptions?: LoadKeyOptions;
   /** Probe `{upstream}/status` at start-up for /ready (default true; tests that count requests turn it off). */
   probe?: boolean;
+  /**
+   * Slow-client limits (tests shorten them): headers must arrive within `headersMs`, the
+   * whole request within `requestMs`; Node checks both every `checkIntervalMs`.
+   */
+  serverTimeouts?: { headersMs?: number; requestMs?: number; checkIntervalMs?: number };
 }
 
 function readPem(flag: string, path: string): Buffer {
@@ -186,17 +191,21 @@ export async function startProxy(config: ProxyConfig, opts: StartOptions = {}): 
   const log = opts.logger ?? silentLogger();
   const parts = buildProxy(config, key, { ...opts, logger: log });
   const fetch = parts.app.fetch as (req: Request, env: unknown) => Response | Promise<Response>;
+  const st = opts.serverTimeouts ?? {};
+  // Node enforces headersTimeout/requestTimeout on a timer whose period is fixed when the
+  // server is created (connectionsCheckingInterval, default 30 s).
+  const checking = st.checkIntervalMs !== undefined ? { connectionsCheckingInterval: st.checkIntervalMs } : {};
   const server = (
     tls
       ? createAdaptorServer({
           fetch,
           createServer: createHttpsServer,
-          serverOptions: { cert: tls.cert, key: tls.key, minVersion: 'TLSv1.2' },
+          serverOptions: { cert: tls.cert, key: tls.key, minVersion: 'TLSv1.2', ...checking },
         })
-      : createAdaptorServer({ fetch })
+      : createAdaptorServer({ fetch, serverOptions: checking })
   ) as Server;
-  server.headersTimeout = 10_000;
-  server.requestTimeout = Math.max(30_000, config.timeoutMs + 10_000);
+  server.headersTimeout = st.headersMs ?? 10_000;
+  server.requestTimeout = st.requestMs ?? Math.max(30_000, config.timeoutMs + 10_000);
   server.keepAliveTimeout = 30_000;
 
   try {
