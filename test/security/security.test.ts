@@ -228,7 +228,7 @@ describe('slowloris', () => {
   it('a client that trickles its headers (or its body) is cut by the server timeouts', async () => {
     const proxy = await proxyWith(['--upstream', 'http://127.0.0.1:9'], {
       serverTimeouts: { headersMs: 300, requestMs: 600, checkIntervalMs: 50 },
-    } as Parameters<typeof startProxy>[1]);
+    });
     const u = new URL(proxy.url);
     const trickle = (first: string, more: string): Promise<{ closed: boolean; wrote: number }> =>
       new Promise((resolve) => {
