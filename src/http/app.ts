@@ -12,6 +12,7 @@
  *   become a bare 500 `internal_error` and the details go to the (redacting) log.
  */
 import { Hono, type Context } from 'hono';
+import { routePath } from 'hono/route';
 import type { Logger } from 'pino';
 import type { CommandKey } from '../crypto/types.js';
 import type { ProxyConfig } from '../config.js';
@@ -88,6 +89,15 @@ export function relay(res: UpstreamResponse): Response {
   return new Response(NULL_BODY.has(res.status) ? null : res.body, { status: res.status, headers: h });
 }
 
+/** The route pattern for logs (a raw path would put VINs and ids in every error line). */
+function routeOf(c: Context): string {
+  try {
+    return routePath(c);
+  } catch {
+    return '*';
+  }
+}
+
 function pathAndQuery(url: string): string {
   const i = url.indexOf('/', url.indexOf('//') + 2);
   return i < 0 ? '/' : url.slice(i);
@@ -117,10 +127,10 @@ export function createProxyApp(deps: ProxyAppDeps): Hono<Env> {
     const rec = requestRecord(c);
     if (rec) rec.outcome = err instanceof VcpError ? err.code : 'internal_error';
     if (err instanceof VcpError) {
-      if (err.status >= 500) log.warn({ code: err.code, status: err.status, path: c.req.path }, err.message);
+      if (err.status >= 500) log.warn({ reqId: rec?.requestId, code: err.code, status: err.status, route: routeOf(c) }, err.message);
       return errorResponse(err);
     }
-    log.error({ err, path: c.req.path }, 'unexpected error');
+    log.error({ reqId: rec?.requestId, err, route: routeOf(c) }, 'unexpected error');
     return errorResponse(new VcpError('internal_error', 'Internal proxy error; see the proxy log.', { status: 500 }));
   });
   app.notFound(() => errorResponse(new VcpError('not_found', 'No such route.', { status: 404 })));
