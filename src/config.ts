@@ -156,7 +156,16 @@ export const CONFIG_OPTIONS: readonly ConfigOption[] = Object.freeze(
 export function configUsage(): string {
   const width = Math.max(...Object.keys(FLAGS).map((f) => f.length));
   const lines = Object.entries(FLAGS).map(([flag, s]) => `  ${flag.padEnd(width)}  ${s.help}${s.env ? ` [${s.env}]` : ''}`);
-  return ['Usage: vcproxy serve --key FILE [options]', '', 'Options:', ...lines].join('\n');
+  return [
+    'Usage: vcproxy serve --key FILE [options]',
+    '',
+    'Each option can also be set by its [VCPROXY_*] environment variable or in a --config file',
+    '(JSON or YAML; keys are the option names without --). Precedence: flag > environment >',
+    'config file > default. --print-config shows the result.',
+    '',
+    'Options:',
+    ...lines,
+  ].join('\n');
 }
 
 /** Thrown (as a value, not an error) when `--help` is given; the CLI prints usage. */
