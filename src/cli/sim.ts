@@ -22,7 +22,8 @@ Options:
                       driver, fleet_manager, vehicle_monitor, charging_manager or guest.
                       Repeatable.
   --time-scale N      divide simulated waits (wake-up 10–60 s) by N (default 1)
-  --no-limits         switch off the daily limits (device data 200, commands 50, wake 15)
+  --no-limits         switch off the daily limits (device data 200, commands 50, wake 15,
+                      charging commands 5)
   --log-level LEVEL   fatal|error|warn|info|debug|trace|silent (default info)
   -h, --help          show this help
 `;
