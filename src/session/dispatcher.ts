@@ -93,6 +93,11 @@ export function mayHaveExecuted(status: 503 | 504 | 502, why: string, cause?: un
   );
 }
 
+/** The service's 408 for a vehicle that is not connected (so nothing was delivered to it). */
+function vehicleNotOnline(body: Buffer): boolean {
+  return /offline|asleep|not online/i.test(body.subarray(0, 4096).toString('utf8'));
+}
+
 type SessionOrOutcome = { session: Session; origin: string } | { outcome: DispatchOutcome };
 
 export class SessionDispatcher implements CommandDispatcher {
@@ -333,6 +338,14 @@ export class SessionDispatcher implements CommandDispatcher {
           return { kind: 'unsupported' };
         case 'may_have_executed':
           throw mayHaveExecuted(ambiguousStatus(res.status), `The service answered ${res.status} after receiving the command.`);
+        case 'asleep':
+          // A 408 after the command left: "offline or asleep" means the service never reached
+          // the vehicle (relay it: the client should wake the car). Any other 408 ("vehicle
+          // did not respond") means the vehicle may have received and executed it, so it must
+          // not reach the client as a plain "vehicle unavailable". The reference makes the
+          // same distinction on the service's text.
+          if (!vehicleNotOnline(res.body)) throw mayHaveExecuted(504, 'The vehicle did not answer (the service timed out waiting for it).');
+          return { kind: 'relay', response: res };
         default:
           return { kind: 'relay', response: res };
       }
