@@ -217,6 +217,11 @@ export class VehicleState {
   guestAccess: string | null = null;
   lowPowerMode = false;
   keepAccessoryPower = false;
+  /**
+   * Where the navigation system is headed (set by the navigation_* commands). Shown in
+   * vehicle_data's drive_state as active_route_* only with location (it is location data).
+   */
+  activeRoute: { destination: string; latitude: number | null; longitude: number | null } | null = null;
   readonly hasHomelink: boolean;
   private readonly opts: VehicleStateOptions;
 
@@ -522,10 +527,27 @@ export class VehicleState {
       }
       case 'trigger_homelink':
         return this.hasHomelink ? ok() : refuse('not_supported');
+      case 'navigation_request': {
+        const v = p.value;
+        const text = v && typeof v === 'object' ? str((v as Record<string, unknown>)['android.intent.extra.TEXT']) : undefined;
+        if (!text) return refuse('invalid_value');
+        this.activeRoute = { destination: text, latitude: null, longitude: null };
+        return ok();
+      }
+      case 'navigation_gps_request': {
+        const lat = num(p.lat);
+        const lon = num(p.lon);
+        if (lat === undefined || lon === undefined || Math.abs(lat) > 90 || Math.abs(lon) > 180) return refuse('invalid_value');
+        this.activeRoute = { destination: `${lat},${lon}`, latitude: lat, longitude: lon };
+        return ok();
+      }
+      case 'navigation_sc_request': {
+        const id = num(p.id);
+        if (id === undefined) return refuse('invalid_value');
+        this.activeRoute = { destination: `Supercharger ${id}`, latitude: null, longitude: null };
+        return ok();
+      }
       case 'erase_user_data':
-      case 'navigation_request':
-      case 'navigation_gps_request':
-      case 'navigation_sc_request':
       case 'navigation_waypoints_request':
       case 'upcoming_calendar_entries':
         return ok();
@@ -748,6 +770,11 @@ export class VehicleState {
       driveState.native_latitude = driveState.latitude;
       driveState.native_longitude = driveState.longitude;
       driveState.native_location_supported = 1;
+      if (this.activeRoute) {
+        driveState.active_route_destination = this.activeRoute.destination;
+        driveState.active_route_latitude = this.activeRoute.latitude;
+        driveState.active_route_longitude = this.activeRoute.longitude;
+      }
     }
     return {
       ...base,
