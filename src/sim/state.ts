@@ -170,8 +170,12 @@ export class VehicleState {
     seat_heater_left: 0,
     seat_heater_right: 0,
     seat_heater_rear_left: 0,
+    seat_heater_rear_left_back: 0,
     seat_heater_rear_center: 0,
     seat_heater_rear_right: 0,
+    seat_heater_rear_right_back: 0,
+    seat_heater_third_row_left: 0,
+    seat_heater_third_row_right: 0,
   };
   seatCoolers: SeatState = { seat_fan_front_left: 0, seat_fan_front_right: 0 };
   autoSeatClimate = { left: false, right: false };
@@ -879,12 +883,17 @@ export class VehicleState {
   }
 }
 
+/** The service's seat_position numbers (0..8, as the protocol's seat oneof) → vehicle_data keys. */
 const SEAT_HEATER_KEYS: Record<number, string> = {
   0: 'seat_heater_left',
   1: 'seat_heater_right',
   2: 'seat_heater_rear_left',
+  3: 'seat_heater_rear_left_back',
   4: 'seat_heater_rear_center',
   5: 'seat_heater_rear_right',
+  6: 'seat_heater_rear_right_back',
+  7: 'seat_heater_third_row_left',
+  8: 'seat_heater_third_row_right',
 };
 
 function carType(model: string | undefined): string {

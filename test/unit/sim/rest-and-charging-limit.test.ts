@@ -103,6 +103,21 @@ describe('log of signed commands', () => {
   });
 });
 
+describe('seat heaters', () => {
+  test('every seat the protocol names (service positions 0..8) can be heated', async () => {
+    const { app, sim, owner } = makeSim();
+    sim.vehicle(V.modern).state.climateOn = true;
+    const s = await handshake(app, owner, V.modern, INFO_DOMAIN);
+    const seats = ['CAR_SEAT_FRONT_LEFT', 'CAR_SEAT_FRONT_RIGHT', 'CAR_SEAT_REAR_LEFT', 'CAR_SEAT_REAR_LEFT_BACK', 'CAR_SEAT_REAR_CENTER', 'CAR_SEAT_REAR_RIGHT', 'CAR_SEAT_REAR_RIGHT_BACK', 'CAR_SEAT_THIRD_ROW_LEFT', 'CAR_SEAT_THIRD_ROW_RIGHT'];
+    for (const seat of seats) {
+      const r = await runAction(app, s, V.modern, { hvacSeatHeaterActions: { hvacSeatHeaterAction: [{ SEAT_HEATER_MED: {}, [seat]: {} }] } });
+      expect(r, seat).toMatchObject({ result: true });
+    }
+    const heaters = sim.vehicle(V.modern).state.seatHeaters;
+    expect(Object.values(heaters)).toEqual(Array.from({ length: 9 }, () => 2));
+  });
+});
+
 describe('daily charging-command limit (spec Limits: 5 per vehicle per day)', () => {
   test('the limit is 5 and covers the charging commands only', () => {
     expect(DISCOVERY_LIMITS.charging).toBe(5);
