@@ -20,9 +20,14 @@ const sim = new Sim({
 });
 const app = createSimApp(sim);
 let requests = 0;
+/** Requests per VIN, so a phase can count only the calls for its own vehicles. */
+const perVin = new Map<string, number>();
+const VIN_IN_PATH = /^\/api\/1\/vehicles\/([A-Z0-9]{17})\//;
 const server = serve({
   fetch: (req: Request, env: unknown) => {
     requests++;
+    const m = VIN_IN_PATH.exec(new URL(req.url).pathname);
+    if (m) perVin.set(m[1]!, (perVin.get(m[1]!) ?? 0) + 1);
     return app.fetch(req, env);
   },
   hostname: '127.0.0.1',
@@ -43,8 +48,10 @@ server.once('listening', () => {
           else if (e.event === 'fault') faults++;
         }
         const perPair = [...handshakes.values()];
+        const vins = Array.isArray(m.vins) ? (m.vins as string[]) : undefined;
         return {
           requests,
+          requestsForVins: vins ? vins.reduce((a, v) => a + (perVin.get(v) ?? 0), 0) : undefined,
           executed,
           faults,
           handshakes: perPair.reduce((a, b) => a + b, 0),
@@ -55,6 +62,7 @@ server.once('listening', () => {
       case 'reset':
         sim.clearLog();
         requests = 0;
+        perVin.clear();
         return {};
       case 'stop':
         sim.close();
