@@ -23,7 +23,7 @@ import { COMMANDS, planCommand, type Area } from '../../src/commands/index.js';
 import { Domain } from '../../src/protocol/domains.js';
 import { loadKeyFile } from '../../src/keys/index.js';
 import { DEFAULT_FLEET, DEFAULT_FLEET_VINS, startSim, type RunningSim, type SimLogEntry } from '../../src/sim/index.js';
-import type { VehicleState } from '../../src/sim/state.js';
+import { REST_COMMANDS, SERVICE_REST_COMMANDS, type VehicleState } from '../../src/sim/state.js';
 import { exampleKeyFile, fakeJwt } from './proxy-fake-upstream.js';
 
 /** A Cybertruck (tonneau), with HomeLink, a present user, a pending update and the cable in. */
@@ -563,6 +563,15 @@ describe('every catalogue command through vcproxy serve against the simulator', 
       const text = caseText(c);
       const p = planCommand(c.name, text === undefined ? undefined : JSON.parse(text));
       expect(p.ok, `${title(c)} body is valid`).toBe(true);
+    }
+  });
+
+  it('the simulator knows every catalogue command over REST, and serves every forwarded one for signing cars', () => {
+    // The simulator keeps its own lists (it must not import the catalogue); they must agree.
+    for (const d of COMMANDS) {
+      if (d.mode === 'wake') continue;
+      expect(REST_COMMANDS.has(d.name), `${d.name} is a REST command of the simulator`).toBe(true);
+      if (d.mode === 'rest' || d.mode === 'mixed') expect(SERVICE_REST_COMMANDS.has(d.name), `${d.name} is served for signing cars`).toBe(true);
     }
   });
 
