@@ -42,10 +42,14 @@ server.once('listening', () => {
         const handshakes = new Map<string, number>();
         let executed = 0;
         let faults = 0;
+        const faultNames: Record<string, number> = {};
         for (const e of entries) {
           if (e.event === 'session_info') handshakes.set(`${e.vin}/${e.channel}`, (handshakes.get(`${e.vin}/${e.channel}`) ?? 0) + 1);
           else if (e.event === 'command' && e.executed) executed++;
-          else if (e.event === 'fault') faults++;
+          else if (e.event === 'fault') {
+            faults++;
+            faultNames[e.fault ?? '?'] = (faultNames[e.fault ?? '?'] ?? 0) + 1;
+          }
         }
         const perPair = [...handshakes.values()];
         const vins = Array.isArray(m.vins) ? (m.vins as string[]) : undefined;
@@ -54,6 +58,7 @@ server.once('listening', () => {
           requestsForVins: vins ? vins.reduce((a, v) => a + (perVin.get(v) ?? 0), 0) : undefined,
           executed,
           faults,
+          faultNames,
           handshakes: perPair.reduce((a, b) => a + b, 0),
           pairs: perPair.length,
           maxPerPair: perPair.length ? Math.max(...perPair) : 0,
