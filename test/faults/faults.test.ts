@@ -9,7 +9,9 @@
  * signed message that left the proxy, decoded by the recording upstream).
  */
 import { connect } from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
+import { Writable } from 'node:stream';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { createLogger } from '../../src/log.js';
 import { UniversalMessage } from '../../src/protocol/pb.js';
 import { fromBase64, toBase64 } from '../../src/protocol/routable.js';
 import {
@@ -17,16 +19,45 @@ import {
   expectNoCounterReuse,
   expectNothingExecutedTwice,
   fleetVin,
-  startStack,
+  startStack as startStackRaw,
   testFleet,
   type Stack,
 } from './harness.js';
 
+// Every scenario runs with proxy and simulator logging at debug level into one capture;
+// after the suite, the capture must hold no bearer token, private key or signed payload.
+const captured: string[] = [];
+const logger = createLogger({
+  level: 'debug',
+  destination: new Writable({
+    write(chunk, _enc, cb) {
+      captured.push(String(chunk));
+      cb();
+    },
+  }),
+});
+const secrets = new Set<string>();
+
 let stack: Stack | undefined;
 afterEach(async () => {
+  if (stack) {
+    secrets.add(stack.token);
+    for (const line of stack.keyFile.pem.split('\n')) if (line && !line.startsWith('-----')) secrets.add(line);
+    for (const msg of stack.recorder.rawBodies) secrets.add(toBase64(msg).slice(8, 40));
+  }
   await stack?.close();
   stack = undefined;
 });
+
+afterAll(() => {
+  const log = captured.join('');
+  expect(captured.length).toBeGreaterThan(100);
+  expect(log).not.toContain('PRIVATE KEY');
+  expect([...secrets].filter((s) => s.length >= 16 && log.includes(s)).map((s) => s.slice(0, 12))).toEqual([]);
+});
+
+/** startStack with the suite's debug-level log capture. */
+const startStack = (o: Parameters<typeof startStackRaw>[0] = {}): ReturnType<typeof startStackRaw> => startStackRaw({ logger, simLogger: logger, ...o });
 
 const OK = { response: { result: true, reason: '' } };
 
