@@ -257,6 +257,15 @@ describe('slowloris', () => {
     );
     expect(body.closed).toBe(true);
   });
+
+  it('with the default settings the timeouts are checked often enough to matter', async () => {
+    // Node only enforces headersTimeout/requestTimeout when its connection check runs
+    // (every 30 s by default): a 10 s header limit would really be 10–40 s.
+    const proxy = await proxyWith(['--upstream', 'http://127.0.0.1:9']);
+    const server = proxy.server as unknown as { connectionsCheckingInterval: number; headersTimeout: number };
+    expect(server.headersTimeout).toBeLessThanOrEqual(10_000);
+    expect(server.connectionsCheckingInterval).toBeLessThanOrEqual(1_000);
+  });
 });
 
 describe('secrets never reach the logs', () => {
