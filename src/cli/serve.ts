@@ -193,8 +193,9 @@ export async function startProxy(config: ProxyConfig, opts: StartOptions = {}): 
   const fetch = parts.app.fetch as (req: Request, env: unknown) => Response | Promise<Response>;
   const st = opts.serverTimeouts ?? {};
   // Node enforces headersTimeout/requestTimeout on a timer whose period is fixed when the
-  // server is created (connectionsCheckingInterval, default 30 s).
-  const checking = st.checkIntervalMs !== undefined ? { connectionsCheckingInterval: st.checkIntervalMs } : {};
+  // server is created (connectionsCheckingInterval, Node's default 30 s, which would let a
+  // slowloris client hold a socket for up to 40 s despite the 10 s header limit): 1 s.
+  const checking = { connectionsCheckingInterval: st.checkIntervalMs ?? 1_000 };
   const server = (
     tls
       ? createAdaptorServer({
