@@ -160,6 +160,7 @@ export type IgnoreReason =
   | 'malformed' // does not decode, or lacks required fields
   | 'not_for_this_request' // routing address / domain / request uuid do not match
   | 'replayed' // response counter already seen for this request
+  | 'downgraded' // a plaintext result from a vehicle that has already encrypted its answers
   | 'undecryptable'; // AES-GCM response failed authentication
 
 export type HandshakeAnswer =
@@ -286,6 +287,8 @@ export interface SessionJSON {
   /** clock_time of the last authenticated session info (adopt's staleness rule). */
   setTime: number;
   clockOffsetMs: number;
+  /** The vehicle has encrypted an answer of this session (see `openResponse`); optional for older JSON. */
+  encryptedAnswers?: boolean;
 }
 
 /**
@@ -329,6 +332,15 @@ export class Session {
   private counterValue: number;
   private setTime: number;
   private offsetMs: number;
+  /**
+   * Set once the vehicle has answered with AES-GCM response data. We always request
+   * encrypted answers (FLAG_ENCRYPT_RESPONSE); firmware before 2024.38 ignores the flag, so
+   * a first plaintext answer must be accepted. But a vehicle that has encrypted once keeps
+   * doing so, so a later plaintext *result* can only come from someone between us and the
+   * vehicle forging "result: true" — refuse it. (The reference client accepts it; we are
+   * stricter on purpose.) Sticky across resyncs and persisted with the session.
+   */
+  private encryptedAnswers = false;
 
   private constructor(
     key: CommandKey,
@@ -427,7 +439,9 @@ export class Session {
     if (!bytesEqual(clientKey, key.publicKey)) throw bad('saved for a different client key');
     // sharedSecretX refuses anything but a 65-byte uncompressed point, so it fits `mem`.
     const { mem, keys } = sessionMemory(sessionKey(key.sharedSecretX(vehicleKey)));
-    return new Session(key, keys, mem, j.vin, j.domain, vehicleKey, epoch, j.counter, j.setTime, j.clockOffsetMs);
+    const s = new Session(key, keys, mem, j.vin, j.domain, vehicleKey, epoch, j.counter, j.setTime, j.clockOffsetMs);
+    s.encryptedAnswers = j.encryptedAnswers === true;
+    return s;
   }
 
   toJSON(): SessionJSON {
@@ -441,6 +455,7 @@ export class Session {
       counter: this.counterValue,
       setTime: this.setTime,
       clockOffsetMs: this.offsetMs,
+      ...(this.encryptedAnswers ? { encryptedAnswers: true } : {}),
     };
   }
 
@@ -614,6 +629,7 @@ export class Session {
       pending.responses.accept(counter);
       payload = plain;
       encrypted = true;
+      this.encryptedAnswers = true;
     }
 
     if (fault !== 0) {
@@ -630,6 +646,9 @@ export class Session {
         ...(payload ? { payload } : {}),
       };
     }
+    // Faults above may be plaintext (they only lead to a resync); a result may not, once
+    // this vehicle has shown it encrypts (see `encryptedAnswers`).
+    if (!encrypted && this.encryptedAnswers) return { kind: 'ignored', reason: 'downgraded' };
     return {
       kind: 'ok',
       payload: payload ?? new Uint8Array(),

@@ -192,6 +192,32 @@ describe('openResponse', () => {
     expect(r.kind === 'ok' && toHex(r.payload)).toBe('0102');
   });
 
+  it('refuses a plaintext result once the vehicle has encrypted an answer (downgrade), also after a reload', () => {
+    const f = fixture();
+    const s = f.handshake();
+    const plainAnswer = (cmd: ReturnType<typeof s.signCommand>): Uint8Array => {
+      const v = f.verifier.verifyCommand(cmd.bytes);
+      if (!v.ok) throw new Error('expected ok');
+      return f.verifier.reply({ ...v, encryptResponse: false }, { payload: fromHex('0102') });
+    };
+    // First an encrypted answer: from now on this vehicle is known to encrypt.
+    const first = s.signCommand(PAYLOAD, { expiresInSec: 10, now: T0, random: f.clientRandom });
+    expect(s.openResponse(f.verifier.handle(first.bytes, () => ({}))!, first.pending)).toMatchObject({ kind: 'ok', encrypted: true });
+    // The same plaintext answer that a fresh session accepts (test above) is now refused.
+    const second = s.signCommand(PAYLOAD, { expiresInSec: 10, now: T0, random: f.clientRandom });
+    expect(s.openResponse(plainAnswer(second), second.pending)).toEqual({ kind: 'ignored', reason: 'downgraded' });
+    // Persisted: a session restored from the store keeps refusing.
+    const restored = Session.fromJSON(JSON.parse(JSON.stringify(s)), f.key);
+    const third = restored.signCommand(PAYLOAD, { expiresInSec: 10, now: T0, random: f.clientRandom });
+    expect(restored.openResponse(plainAnswer(third), third.pending)).toEqual({ kind: 'ignored', reason: 'downgraded' });
+    // Plaintext faults still get through (they only lead to a resync, never to a result).
+    const fourth = restored.signCommand(PAYLOAD, { expiresInSec: 10, now: T0, random: f.clientRandom });
+    const v = f.verifier.verifyCommand(fourth.bytes);
+    if (!v.ok) throw new Error('expected ok');
+    const fault = f.verifier.reply({ ...v, encryptResponse: false }, { fault: Fault.MESSAGEFAULT_ERROR_BUSY });
+    expect(restored.openResponse(fault, fourth.pending)).toMatchObject({ kind: 'fault', fault: Fault.MESSAGEFAULT_ERROR_BUSY });
+  });
+
   it('surfaces an authenticated fault inside an encrypted answer', () => {
     const f = fixture();
     const s = f.handshake();
