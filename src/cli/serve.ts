@@ -11,9 +11,9 @@
 import { readFileSync } from 'node:fs';
 import { createPrivateKey, createPublicKey } from 'node:crypto';
 import { createServer as createHttpsServer } from 'node:https';
-import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createAdaptorServer } from '@hono/node-server';
+import { getRequestListener } from '@hono/node-server';
+import { createServer as createHttpServer, type Server } from 'node:http';
 import type { Hono } from 'hono';
 import type { Logger } from 'pino';
 import { ConfigError, HELP_REQUESTED, configUsage, formatConfig, parseConfig, type ProxyConfig } from '../config.js';
@@ -28,7 +28,8 @@ import { SessionDispatcher } from '../session/dispatcher.js';
 import { MemorySessionStore, type SessionStore } from '../session/store.js';
 import { MemoryVinQueue, type VinQueue } from '../session/queue.js';
 import type { Session } from '../crypto/session.js';
-import { createProxyApp, type Catalogue } from '../http/app.js';
+import { createProxyHttp, type Catalogue, type CommandCore } from '../http/app.js';
+import { proxyRequestListener } from '../http/node.js';
 import { noteHandshake, noteResync } from '../http/request-log.js';
 import { createOpsServer } from '../ops/server.js';
 import { createMetrics, type Metrics } from '../ops/metrics.js';
@@ -42,6 +43,8 @@ export class StartupError extends Error {
 
 export interface ProxyParts {
   app: Hono<never>;
+  /** The transport-neutral command core the app's command route and the node fast path share. */
+  core: CommandCore;
   metrics: Metrics | undefined;
   readiness: Readiness;
   dispatcher: SessionDispatcher;
@@ -107,7 +110,7 @@ export function buildProxy(config: ProxyConfig, key: CommandKey, opts: BuildOpti
       },
     },
   });
-  const app = createProxyApp({
+  const { app, core } = createProxyHttp({
     config,
     key,
     catalogue: opts.catalogue ?? CATALOGUE,
@@ -121,7 +124,7 @@ export function buildProxy(config: ProxyConfig, key: CommandKey, opts: BuildOpti
     serveMetrics: config.metricsPort === undefined,
     ...(opts.now ? { now: opts.now } : {}),
   });
-  return { app: app as unknown as Hono<never>, metrics, readiness, dispatcher, router, upstream, close: () => upstream.close() };
+  return { app: app as unknown as Hono<never>, core, metrics, readiness, dispatcher, router, upstream, close: () => upstream.close() };
 }
 
 export interface RunningProxy {
@@ -196,15 +199,12 @@ export async function startProxy(config: ProxyConfig, opts: StartOptions = {}): 
   // server is created (connectionsCheckingInterval, Node's default 30 s, which would let a
   // slowloris client hold a socket for up to 40 s despite the 10 s header limit): 1 s.
   const checking = { connectionsCheckingInterval: st.checkIntervalMs ?? 1_000 };
-  const server = (
-    tls
-      ? createAdaptorServer({
-          fetch,
-          createServer: createHttpsServer,
-          serverOptions: { cert: tls.cert, key: tls.key, minVersion: 'TLSv1.2', ...checking },
-        })
-      : createAdaptorServer({ fetch, serverOptions: checking })
-  ) as Server;
+  // Vehicle commands are served on node's request/response objects directly (src/http/node.ts:
+  // the WHATWG Request/Response translation was most of Hono's per-call cost); the rest is Hono.
+  const listener = proxyRequestListener(parts.core, getRequestListener(fetch));
+  const server: Server = tls
+    ? createHttpsServer({ cert: tls.cert, key: tls.key, minVersion: 'TLSv1.2', ...checking }, listener)
+    : createHttpServer(checking, listener);
   server.headersTimeout = st.headersMs ?? 10_000;
   server.requestTimeout = st.requestMs ?? Math.max(30_000, config.timeoutMs + 10_000);
   server.keepAliveTimeout = 30_000;

@@ -29,7 +29,7 @@ import type { Readiness } from '../ops/lifecycle.js';
 import { metricsMiddleware } from '../ops/hono.js';
 import { domainName } from '../protocol/domains.js';
 import { readBody, parseJsonBody } from './body.js';
-import { requestLog, requestRecord, trackDispatch, type RequestLogVariables } from './request-log.js';
+import { requestLog, requestRecord, trackDispatch, type RequestLogVariables, type RequestRecord } from './request-log.js';
 
 /** What the app needs from the command catalogue (src/commands). */
 export interface Catalogue {
@@ -77,6 +77,51 @@ export function errorResponse(err: VcpError): Response {
 
 const NULL_BODY = new Set([101, 204, 205, 304]);
 
+/** What the command core needs from one HTTP request, whatever carries it (Hono or node:http). */
+export interface CommandInput {
+  method: string;
+  /** Path parameters as routed (not yet validated). */
+  vin: string;
+  name: string;
+  /** One request header by lower-case name; repeated fields joined with ", " (Fetch semantics). */
+  header(name: string): string | undefined;
+  /** All request headers minus hop-by-hop ones (for REST forwarding). */
+  forwardHeaders(): Record<string, string | string[]>;
+  /** The request path with its query, forwarded as is on the REST fallback. */
+  pathAndQuery: string;
+  /** Reads the whole body; refuses more than `limit` bytes (before reading when declared). */
+  readBody(limit: number): Promise<Uint8Array>;
+  clientIp: string | undefined;
+  /** Aborted when the client goes away: work not yet sent upstream is dropped. */
+  signal: AbortSignal;
+  rec: RequestRecord | undefined;
+}
+
+/** A local answer (JSON text) or an upstream answer to relay (hop-by-hop headers stripped on the way out). */
+export type CommandAnswer = { status: number; body: string; headers?: Record<string, string> | undefined } | { relay: UpstreamResponse };
+
+export interface CommandCore {
+  /** Runs one vehicle command (counts `commandDone`); throws VcpError or anything unexpected. */
+  handleCommand(input: CommandInput): Promise<CommandAnswer>;
+  /** Maps a thrown error to the client answer, sets the record's outcome, logs 5xx. */
+  errorAnswer(err: unknown, rec: RequestRecord | undefined, route: string): CommandAnswer;
+  log: Logger;
+  metrics: Metrics | undefined;
+}
+
+export function errorAnswerOf(err: VcpError): CommandAnswer {
+  return { status: err.status, body: JSON.stringify(err.toEnvelope()), headers: err.headers };
+}
+
+/** Headers of a local JSON answer. */
+export function jsonHeaders(extra: Record<string, string> | undefined): Record<string, string> {
+  return extra ? { 'content-type': JSON_TYPE, ...extra } : { 'content-type': JSON_TYPE };
+}
+
+function answerResponse(a: CommandAnswer): Response {
+  return 'relay' in a ? relay(a.relay) : jsonResponse(a.status, a.body, a.headers);
+}
+
 /** Relays an upstream answer: status, headers (minus hop-by-hop), body bytes unchanged. */
 export function relay(res: UpstreamResponse): Response {
   const h = new Headers();
@@ -103,7 +148,7 @@ function pathAndQuery(url: string): string {
   return i < 0 ? '/' : url.slice(i);
 }
 
-export function createProxyApp(deps: ProxyAppDeps): Hono<Env> {
+export function createProxyHttp(deps: ProxyAppDeps): { app: Hono<Env>; core: CommandCore } {
   const { config, key, catalogue, upstream, router, dispatcher } = deps;
   const log = deps.logger ?? silentLogger();
   const now = deps.now ?? Date.now;
@@ -123,16 +168,7 @@ export function createProxyApp(deps: ProxyAppDeps): Hono<Env> {
     app.get('/ready', () => readiness.response());
   }
 
-  app.onError((err, c) => {
-    const rec = requestRecord(c);
-    if (rec) rec.outcome = err instanceof VcpError ? err.code : 'internal_error';
-    if (err instanceof VcpError) {
-      if (err.status >= 500) log.warn({ reqId: rec?.requestId, code: err.code, status: err.status, route: routeOf(c) }, err.message);
-      return errorResponse(err);
-    }
-    log.error({ reqId: rec?.requestId, err, route: routeOf(c) }, 'unexpected error');
-    return errorResponse(new VcpError('internal_error', 'Internal proxy error; see the proxy log.', { status: 500 }));
-  });
+  app.onError((err, c) => answerResponse(errorAnswer(err, requestRecord(c), routeOf(c))));
   app.notFound(() => errorResponse(new VcpError('not_found', 'No such route.', { status: 404 })));
 
   // --- local endpoints (no token needed) ---
@@ -153,8 +189,7 @@ export function createProxyApp(deps: ProxyAppDeps): Hono<Env> {
     clientIp: string | undefined;
   }
 
-  function authenticate(c: Context<Env>): { token: string; authorization: string } {
-    const authorization = c.req.header('authorization');
+  function authenticateHeader(authorization: string | undefined): { token: string; authorization: string } {
     const token = bearerToken(authorization);
     if (!token || !authorization) {
       throw new VcpError('unauthorized', 'Missing bearer token: send "Authorization: Bearer <access token>". Nothing was forwarded.', {
@@ -165,17 +200,26 @@ export function createProxyApp(deps: ProxyAppDeps): Hono<Env> {
     return { token, authorization };
   }
 
-  /** Starts the budget and picks the upstream; `auth` when the route already checked it. */
-  function begin(c: Context<Env>, auth = authenticate(c)): Ctx {
+  function authenticate(c: Context<Env>): { token: string; authorization: string } {
+    return authenticateHeader(c.req.header('authorization'));
+  }
+
+  /** Starts the budget and picks the upstream. */
+  function beginWith(auth: { token: string; authorization: string }, clientIp: string | undefined): Ctx {
     const deadline = now() + config.timeoutMs;
     const { token, authorization } = auth;
     const route = router.resolve(token);
-    return { token, authorization, route, deadline, clientIp: c.env?.incoming?.socket?.remoteAddress };
+    return { token, authorization, route, deadline, clientIp };
+  }
+
+  function begin(c: Context<Env>, auth = authenticate(c)): Ctx {
+    return beginWith(auth, c.env?.incoming?.socket?.remoteAddress);
   }
 
   /** Sends a request upstream, following one allowlisted 421 re-route, and relays the answer. */
   async function forward(
-    c: Context<Env>,
+    signal: AbortSignal,
+    rec: RequestRecord | undefined,
     ctx: Ctx,
     req: { method: string; path: string; body: Uint8Array | undefined; headers: Record<string, string | string[]> },
   ): Promise<UpstreamResponse> {
@@ -188,9 +232,8 @@ export function createProxyApp(deps: ProxyAppDeps): Hono<Env> {
         headers: req.headers,
         body: req.body,
         deadline: ctx.deadline,
-        signal: c.req.raw.signal,
+        signal,
       });
-      const rec = requestRecord(c);
       if (rec) rec.upstreamStatus = res.status;
       if (res.status === 421 && attempt === 0) {
         const next = router.reroute(ctx.route.subject, origin, res.headers, res.body);
@@ -204,15 +247,18 @@ export function createProxyApp(deps: ProxyAppDeps): Hono<Env> {
     }
   }
 
-  function clientHeaders(c: Context<Env>, ctx: Ctx): Record<string, string | string[]> {
-    const h: Record<string, string | string[]> = headersFromFetch(c.req.raw.headers);
-    appendForwardedFor(h, ctx.clientIp);
+  function withForwardedFor(h: Record<string, string | string[]>, clientIp: string | undefined): Record<string, string | string[]> {
+    appendForwardedFor(h, clientIp);
     return h;
+  }
+
+  function clientHeaders(c: Context<Env>, ctx: Ctx): Record<string, string | string[]> {
+    return withForwardedFor(headersFromFetch(c.req.raw.headers), ctx.clientIp);
   }
 
   async function forwardOriginal(c: Context<Env>, ctx: Ctx, body: Uint8Array | undefined): Promise<Response> {
     const method = c.req.method;
-    const res = await forward(c, ctx, {
+    const res = await forward(c.req.raw.signal, requestRecord(c), ctx, {
       method,
       path: pathAndQuery(c.req.url),
       body: method === 'GET' || method === 'HEAD' ? undefined : body,
@@ -221,63 +267,90 @@ export function createProxyApp(deps: ProxyAppDeps): Hono<Env> {
     return relay(res);
   }
 
-  // --- vehicle commands ---
+  // --- vehicle commands: one transport-neutral core, used by the Hono route below and by
+  // the node-level fast path (src/http/node.ts), so the command logic exists once ---
   app.all('/api/1/vehicles/:vin/command/:name', async (c) => {
-    if (!metrics) return command(c);
-    const name = c.req.param('name') ?? '';
-    try {
-      const res = await command(c);
-      metrics.commandDone(name, res.status < 300 ? 'ok' : `http_${res.status}`);
-      return res;
-    } catch (err) {
-      metrics.commandDone(name, err instanceof VcpError ? err.code : 'internal_error');
-      throw err;
-    }
+    const raw = c.req.raw;
+    const answer = await handleCommand({
+      method: c.req.method,
+      vin: c.req.param('vin') ?? '',
+      name: c.req.param('name') ?? '',
+      header: (n) => c.req.header(n),
+      forwardHeaders: () => headersFromFetch(raw.headers),
+      pathAndQuery: pathAndQuery(c.req.url),
+      readBody: (limit) => readBody(raw, limit),
+      clientIp: c.env?.incoming?.socket?.remoteAddress,
+      signal: raw.signal,
+      rec: requestRecord(c),
+    });
+    return answerResponse(answer);
   });
 
-  async function command(c: Context<Env>): Promise<Response> {
-    if (c.req.method !== 'POST') {
+  async function handleCommand(input: CommandInput): Promise<CommandAnswer> {
+    if (!metrics) return command(input);
+    try {
+      const res = await command(input);
+      const status = 'relay' in res ? res.relay.status : res.status;
+      metrics.commandDone(input.name, status < 300 ? 'ok' : `http_${status}`);
+      return res;
+    } catch (err) {
+      metrics.commandDone(input.name, err instanceof VcpError ? err.code : 'internal_error');
+      throw err;
+    }
+  }
+
+  async function command(input: CommandInput): Promise<CommandAnswer> {
+    if (input.method !== 'POST') {
       throw new VcpError('method_not_allowed', 'Vehicle commands use POST.', { status: 405, headers: { allow: 'POST' } });
     }
-    const auth = authenticate(c);
-    const vin = c.req.param('vin') ?? '';
-    const name = c.req.param('name') ?? '';
+    const auth = authenticateHeader(input.header('authorization'));
+    const { vin, name, rec, signal } = input;
     if (!VIN_RE.test(vin)) {
       throw new VcpError('not_found', 'Expected a 17-character VIN in the command path (the proxy cannot use the numeric vehicle id).', {
         status: 404,
       });
     }
-    const raw = await readBody(c.req.raw, config.maxBodyBytes);
+    const raw = await input.readBody(config.maxBodyBytes);
     const planned = catalogue.planCommand(name, parseJsonBody(raw));
     if (!planned.ok) throw planned.error;
-    const ctx = begin(c, auth);
+    const ctx = beginWith(auth, input.clientIp);
     const plan = planned.plan;
-    const rec = requestRecord(c);
+
+    const original = async (): Promise<CommandAnswer> => ({
+      relay: await forward(signal, rec, ctx, {
+        method: input.method,
+        path: input.pathAndQuery,
+        body: raw,
+        headers: withForwardedFor(input.forwardHeaders(), ctx.clientIp),
+      }),
+    });
 
     if (plan.kind === 'rest') {
       metrics?.restFallback(name);
       if (rec) rec.restFallback = true;
-      return forwardOriginal(c, ctx, raw);
+      return original();
     }
     if (rec && plan.kind === 'signed') rec.domain = domainName(plan.domain);
     if (plan.kind === 'wake') {
-      const headers = clientHeaders(c, ctx);
+      const headers = withForwardedFor(input.forwardHeaders(), ctx.clientIp);
       // The service wants JSON on every authenticated POST, even without a body.
       headers['content-type'] = 'application/json';
-      const res = await forward(c, ctx, { method: 'POST', path: `/api/1/vehicles/${vin}/wake_up`, body: undefined, headers });
-      return res.status >= 200 && res.status < 300 ? jsonResponse(200, RESULT_OK) : relay(res);
+      const res = await forward(signal, rec, ctx, { method: 'POST', path: `/api/1/vehicles/${vin}/wake_up`, body: undefined, headers });
+      return res.status >= 200 && res.status < 300 ? { status: 200, body: RESULT_OK } : { relay: res };
     }
     if (dispatcher.isUnsupported(vin)) {
       metrics?.restFallback(name);
       if (rec) rec.restFallback = true;
-      return forwardOriginal(c, ctx, raw);
+      return original();
     }
     const fwd: Record<string, string> = {};
-    const xff: Record<string, string | string[]> = {};
-    const prior = c.req.header('x-forwarded-for');
-    if (prior) xff['x-forwarded-for'] = prior;
-    appendForwardedFor(xff, ctx.clientIp);
-    if (xff['x-forwarded-for']) fwd['x-forwarded-for'] = String(xff['x-forwarded-for']);
+    const prior = input.header('x-forwarded-for');
+    if (prior || ctx.clientIp) {
+      const xff: Record<string, string | string[]> = {};
+      if (prior) xff['x-forwarded-for'] = prior;
+      appendForwardedFor(xff, ctx.clientIp);
+      if (xff['x-forwarded-for']) fwd['x-forwarded-for'] = String(xff['x-forwarded-for']);
+    }
     const dispatchRequest = {
       vin,
       name,
@@ -286,7 +359,7 @@ export function createProxyApp(deps: ProxyAppDeps): Hono<Env> {
       authorization: ctx.authorization,
       route: ctx.route,
       deadline: ctx.deadline,
-      signal: c.req.raw.signal,
+      signal,
       forwardHeaders: fwd,
     };
     trackDispatch(dispatchRequest, rec);
@@ -305,14 +378,14 @@ export function createProxyApp(deps: ProxyAppDeps): Hono<Env> {
     switch (outcome.kind) {
       case 'result':
         return outcome.result && outcome.reason === ''
-          ? jsonResponse(200, RESULT_OK)
-          : jsonResponse(200, JSON.stringify({ response: { result: outcome.result, reason: outcome.reason } }));
+          ? { status: 200, body: RESULT_OK }
+          : { status: 200, body: JSON.stringify({ response: { result: outcome.result, reason: outcome.reason } }) };
       case 'unsupported':
         log.info({ vin }, 'vehicle does not support signed commands; forwarding to REST');
         metrics?.restFallback(name);
-        return forwardOriginal(c, ctx, raw);
+        return original();
       case 'relay':
-        return relay(outcome.response);
+        return { relay: outcome.response };
     }
   }
 
@@ -341,7 +414,7 @@ export function createProxyApp(deps: ProxyAppDeps): Hono<Env> {
     const token = signTelemetryConfig(key, cfg as object);
     const headers = clientHeaders(c, ctx);
     headers['content-type'] = 'application/json';
-    const res = await forward(c, ctx, {
+    const res = await forward(c.req.raw.signal, requestRecord(c), ctx, {
       method: 'POST',
       path: '/api/1/vehicles/fleet_telemetry_config_jws',
       body: Buffer.from(JSON.stringify({ vins, token })),
@@ -358,5 +431,21 @@ export function createProxyApp(deps: ProxyAppDeps): Hono<Env> {
     return forwardOriginal(c, ctx, body);
   });
 
-  return app;
+  /** The error → envelope mapping (Hono's onError and the fast path). */
+  function errorAnswer(err: unknown, rec: RequestRecord | undefined, route: string): CommandAnswer {
+    if (rec) rec.outcome = err instanceof VcpError ? err.code : 'internal_error';
+    if (err instanceof VcpError) {
+      if (err.status >= 500) log.warn({ reqId: rec?.requestId, code: err.code, status: err.status, route }, err.message);
+      return errorAnswerOf(err);
+    }
+    log.error({ reqId: rec?.requestId, err, route }, 'unexpected error');
+    return errorAnswerOf(new VcpError('internal_error', 'Internal proxy error; see the proxy log.', { status: 500 }));
+  }
+
+  return { app, core: { handleCommand, errorAnswer, log, metrics } };
+}
+
+/** The Hono app alone (tests with `app.request`). */
+export function createProxyApp(deps: ProxyAppDeps): Hono<Env> {
+  return createProxyHttp(deps).app;
 }

@@ -67,21 +67,59 @@ export interface RequestLogOptions {
  * Mount first (before metrics and routes): sets `X-Request-Id` on every answer, including
  * error answers, and writes exactly one `request` line when the answer is ready.
  */
+/** A fresh record for one request: honours a plain client X-Request-Id, else a UUID. */
+export function startRecord(givenRequestId: string | undefined, path: string): RequestRecord {
+  const rec: RequestRecord = {
+    requestId: givenRequestId !== undefined && REQUEST_ID_RE.test(givenRequestId) ? givenRequestId : randomUUID(),
+    handshakes: 0,
+    resyncs: 0,
+  };
+  const m = VEHICLE_PATH.exec(path);
+  if (m) {
+    rec.vin = m[1];
+    if (m[2]) rec.command = m[2];
+  }
+  return rec;
+}
+
+/**
+ * Writes the one `request` line for a finished request. Shared by the Hono middleware and
+ * the node-level command fast path (src/http/node.ts) so both log the same fields.
+ */
+export function writeAccessLine(log: Logger, rec: RequestRecord, method: string, route: string, status: number, latencyMs: number): void {
+  // Not set by a handler: a local answer (ok/http_<status>) or an upstream answer relayed.
+  const outcome = rec.outcome ?? (status < 400 ? 'ok' : rec.upstreamStatus === status ? `upstream_${status}` : `http_${status}`);
+  // pino's silent level is a no-op; skip building the line at all then (hot path).
+  if (!log.isLevelEnabled('info')) return;
+  log.info(
+    {
+      reqId: rec.requestId,
+      method,
+      route,
+      status,
+      ...(rec.vin ? { vin: rec.vin } : {}),
+      ...(rec.command ? { command: rec.command } : {}),
+      ...(rec.domain ? { domain: rec.domain } : {}),
+      outcome,
+      ...(rec.upstreamStatus !== undefined ? { upstreamStatus: rec.upstreamStatus } : {}),
+      ...(rec.restFallback ? { restFallback: true } : {}),
+      handshakes: rec.handshakes,
+      resyncs: rec.resyncs,
+      latencyMs: Math.round(latencyMs * 10) / 10,
+    },
+    'request',
+  );
+}
+
+/**
+ * Mount first (before metrics and routes): sets `X-Request-Id` on every answer, including
+ * error answers, and writes exactly one `request` line when the answer is ready.
+ */
 export function requestLog(log: Logger, opts: RequestLogOptions = {}): MiddlewareHandler {
   const clock = opts.clock ?? (() => performance.now());
   return async (c, next) => {
     const start = clock();
-    const given = c.req.header('x-request-id');
-    const rec: RequestRecord = {
-      requestId: given !== undefined && REQUEST_ID_RE.test(given) ? given : randomUUID(),
-      handshakes: 0,
-      resyncs: 0,
-    };
-    const m = VEHICLE_PATH.exec(c.req.path);
-    if (m) {
-      rec.vin = m[1];
-      if (m[2]) rec.command = m[2];
-    }
+    const rec = startRecord(c.req.header('x-request-id'), c.req.path);
     c.set(REQUEST_RECORD, rec);
     try {
       await next();
@@ -94,27 +132,7 @@ export function requestLog(log: Logger, opts: RequestLogOptions = {}): Middlewar
       } catch {
         route = '*';
       }
-      // Not set by a handler: a local answer (ok/http_<status>) or an upstream answer relayed.
-      const outcome =
-        rec.outcome ?? (status < 400 ? 'ok' : rec.upstreamStatus === status ? `upstream_${status}` : `http_${status}`);
-      log.info(
-        {
-          reqId: rec.requestId,
-          method: c.req.method,
-          route,
-          status,
-          ...(rec.vin ? { vin: rec.vin } : {}),
-          ...(rec.command ? { command: rec.command } : {}),
-          ...(rec.domain ? { domain: rec.domain } : {}),
-          outcome,
-          ...(rec.upstreamStatus !== undefined ? { upstreamStatus: rec.upstreamStatus } : {}),
-          ...(rec.restFallback ? { restFallback: true } : {}),
-          handshakes: rec.handshakes,
-          resyncs: rec.resyncs,
-          latencyMs: Math.round((clock() - start) * 10) / 10,
-        },
-        'request',
-      );
+      writeAccessLine(log, rec, c.req.method, route, status, clock() - start);
     }
   };
 }
