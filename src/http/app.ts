@@ -299,6 +299,17 @@ export function createProxyHttp(deps: ProxyAppDeps): { app: Hono<Env>; core: Com
     }
   }
 
+  /** The REST fallback: the client's own request, forwarded as it came (plus X-Forwarded-For). */
+  async function forwardCommandAsIs(input: CommandInput, ctx: Ctx, raw: Uint8Array): Promise<CommandAnswer> {
+    const res = await forward(input.signal, input.rec, ctx, {
+      method: input.method,
+      path: input.pathAndQuery,
+      body: raw,
+      headers: withForwardedFor(input.forwardHeaders(), ctx.clientIp),
+    });
+    return { relay: res };
+  }
+
   async function command(input: CommandInput): Promise<CommandAnswer> {
     if (input.method !== 'POST') {
       throw new VcpError('method_not_allowed', 'Vehicle commands use POST.', { status: 405, headers: { allow: 'POST' } });
@@ -316,19 +327,11 @@ export function createProxyHttp(deps: ProxyAppDeps): { app: Hono<Env>; core: Com
     const ctx = beginWith(auth, input.clientIp);
     const plan = planned.plan;
 
-    const original = async (): Promise<CommandAnswer> => ({
-      relay: await forward(signal, rec, ctx, {
-        method: input.method,
-        path: input.pathAndQuery,
-        body: raw,
-        headers: withForwardedFor(input.forwardHeaders(), ctx.clientIp),
-      }),
-    });
 
     if (plan.kind === 'rest') {
       metrics?.restFallback(name);
       if (rec) rec.restFallback = true;
-      return original();
+      return forwardCommandAsIs(input, ctx, raw);
     }
     if (rec && plan.kind === 'signed') rec.domain = domainName(plan.domain);
     if (plan.kind === 'wake') {
@@ -341,7 +344,7 @@ export function createProxyHttp(deps: ProxyAppDeps): { app: Hono<Env>; core: Com
     if (dispatcher.isUnsupported(vin)) {
       metrics?.restFallback(name);
       if (rec) rec.restFallback = true;
-      return original();
+      return forwardCommandAsIs(input, ctx, raw);
     }
     const fwd: Record<string, string> = {};
     const prior = input.header('x-forwarded-for');
@@ -383,7 +386,7 @@ export function createProxyHttp(deps: ProxyAppDeps): { app: Hono<Env>; core: Com
       case 'unsupported':
         log.info({ vin }, 'vehicle does not support signed commands; forwarding to REST');
         metrics?.restFallback(name);
-        return original();
+        return forwardCommandAsIs(input, ctx, raw);
       case 'relay':
         return { relay: outcome.response };
     }

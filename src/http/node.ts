@@ -16,10 +16,10 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { stripHopByHop } from '../transport/headers.js';
-import type { CommandAnswer, CommandCore } from './app.js';
+import type { CommandAnswer, CommandCore, CommandInput } from './app.js';
 import { jsonHeaders } from './app.js';
 import { bodyTooLarge } from './body.js';
-import { startRecord, writeAccessLine } from './request-log.js';
+import { startRecord, writeAccessLine, type RequestRecord } from './request-log.js';
 
 type Listener = (req: IncomingMessage, res: ServerResponse) => void;
 
@@ -53,52 +53,101 @@ function forwardHeaders(raw: string[]): Record<string, string | string[]> {
   return stripHopByHop(joined);
 }
 
+interface BodyState {
+  chunks: Buffer[];
+  size: number;
+  limit: number;
+  resolve(b: Uint8Array): void;
+  reject(e: unknown): void;
+}
+const BODY = Symbol('vcp.body');
+type Req = IncomingMessage & { [BODY]?: BodyState | undefined };
+
+// Module-level listeners with their state on the request (`this` is the emitter): no
+// closures per request (each one is an allocation, and more under tsx's keepNames).
+function bodyDone(req: Req): BodyState | undefined {
+  const st = req[BODY];
+  req[BODY] = undefined;
+  req.off('data', onBodyData);
+  req.off('end', onBodyEnd);
+  req.off('error', onBodyError);
+  req.off('close', onBodyClose);
+  return st;
+}
+function onBodyData(this: Req, chunk: Buffer): void {
+  const st = this[BODY];
+  if (!st) return;
+  st.size += chunk.byteLength;
+  if (st.size > st.limit) {
+    bodyDone(this);
+    this.pause();
+    st.reject(bodyTooLarge(st.limit));
+    return;
+  }
+  st.chunks.push(chunk);
+}
+function onBodyEnd(this: Req): void {
+  const st = bodyDone(this);
+  if (!st) return;
+  const { chunks, size } = st;
+  st.resolve(chunks.length === 0 ? EMPTY : chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
+}
+function onBodyError(this: Req, e: Error): void {
+  bodyDone(this)?.reject(e);
+}
+function onBodyClose(this: Req): void {
+  // 'close' before 'end': the client went away mid-body.
+  bodyDone(this)?.reject(new Error('client closed the connection before the request body was complete'));
+}
+
 /**
  * Reads the body with the limit enforced twice: a declared Content-Length over the limit
  * is refused before a byte is read; otherwise bytes are counted as they arrive (chunked or a
  * lying length cannot exceed it), and reading stops at the first byte over.
  */
-function readNodeBody(req: IncomingMessage, limit: number): Promise<Uint8Array> {
+function readNodeBody(req: Req, limit: number): Promise<Uint8Array> {
   const declared = req.headers['content-length'];
   if (declared !== undefined && Number(declared) > limit) return Promise.reject(bodyTooLarge(limit));
   if (declared === '0') return Promise.resolve(EMPTY);
   return new Promise<Uint8Array>((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const cleanup = (): void => {
-      req.off('data', onData);
-      req.off('end', onEnd);
-      req.off('error', onError);
-      req.off('close', onClose);
-    };
-    const onData = (chunk: Buffer): void => {
-      size += chunk.byteLength;
-      if (size > limit) {
-        cleanup();
-        req.pause();
-        reject(bodyTooLarge(limit));
-        return;
-      }
-      chunks.push(chunk);
-    };
-    const onEnd = (): void => {
-      cleanup();
-      resolve(chunks.length === 0 ? EMPTY : chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
-    };
-    const onError = (e: Error): void => {
-      cleanup();
-      reject(e);
-    };
-    const onClose = (): void => {
-      // 'close' before 'end': the client went away mid-body.
-      cleanup();
-      reject(new Error('client closed the connection before the request body was complete'));
-    };
-    req.on('data', onData);
-    req.on('end', onEnd);
-    req.on('error', onError);
-    req.on('close', onClose);
+    req[BODY] = { chunks: [], size: 0, limit, resolve, reject };
+    req.on('data', onBodyData);
+    req.on('end', onBodyEnd);
+    req.on('error', onBodyError);
+    req.on('close', onBodyClose);
   });
+}
+
+/** The core's view of one node request (methods, not per-request closures). */
+class NodeCommandInput implements CommandInput {
+  readonly method = 'POST';
+  readonly clientIp: string | undefined;
+  constructor(
+    private readonly req: IncomingMessage,
+    readonly vin: string,
+    readonly name: string,
+    readonly pathAndQuery: string,
+    readonly signal: AbortSignal,
+    readonly rec: RequestRecord,
+  ) {
+    this.clientIp = req.socket.remoteAddress;
+  }
+  header(name: string): string | undefined {
+    return rawHeader(this.req.rawHeaders, name);
+  }
+  forwardHeaders(): Record<string, string | string[]> {
+    return forwardHeaders(this.req.rawHeaders);
+  }
+  readBody(limit: number): Promise<Uint8Array> {
+    return readNodeBody(this.req, limit);
+  }
+}
+
+const ABORT = Symbol('vcp.abort');
+type Res = ServerResponse & { [ABORT]?: AbortController };
+/** The client went away before the answer was written: abort work not yet sent upstream. */
+function onResClose(this: Res): void {
+  if (!this.writableFinished) this[ABORT]?.abort();
 }
 
 function send(res: ServerResponse, answer: CommandAnswer, requestId: string, closeAfter: boolean): number {
@@ -136,28 +185,14 @@ export function proxyRequestListener(core: CommandCore, fallback: Listener, cloc
 
   async function serveCommand(req: IncomingMessage, res: ServerResponse, url: string, vin: string, name: string): Promise<void> {
     const start = clock();
-    const raw = req.rawHeaders;
-    const rec = startRecord(rawHeader(raw, 'x-request-id'), url);
+    const rec = startRecord(rawHeader(req.rawHeaders, 'x-request-id'), url);
     const ac = new AbortController();
-    // The client went away before the answer was written: abort work not yet sent upstream.
-    res.once('close', () => {
-      if (!res.writableFinished) ac.abort();
-    });
+    (res as Res)[ABORT] = ac;
+    res.once('close', onResClose);
     metrics?.inflight.inc();
     let answer: CommandAnswer;
     try {
-      answer = await core.handleCommand({
-        method: 'POST',
-        vin,
-        name,
-        header: (n) => rawHeader(raw, n),
-        forwardHeaders: () => forwardHeaders(raw),
-        pathAndQuery: url,
-        readBody: (limit) => readNodeBody(req, limit),
-        clientIp: req.socket.remoteAddress,
-        signal: ac.signal,
-        rec,
-      });
+      answer = await core.handleCommand(new NodeCommandInput(req, vin, name, url, ac.signal, rec));
     } catch (err) {
       answer = core.errorAnswer(err, rec, ROUTE);
     }
