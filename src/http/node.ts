@@ -180,7 +180,11 @@ export function proxyRequestListener(core: CommandCore, fallback: Listener, cloc
       fallback(req, res);
       return;
     }
-    void serveCommand(req, res, url!, m[1]!, m[2]!);
+    serveCommand(req, res, url!, m[1]!, m[2]!).catch((err: unknown) => {
+      // Only reachable if logging or the socket itself throws; never leave a request hanging.
+      log.error({ err, route: ROUTE }, 'unexpected error on the command fast path');
+      res.destroy();
+    });
   };
 
   async function serveCommand(req: IncomingMessage, res: ServerResponse, url: string, vin: string, name: string): Promise<void> {

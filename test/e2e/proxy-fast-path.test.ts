@@ -5,7 +5,8 @@
  * body limit, everything else still routed through Hono).
  */
 import { Writable } from 'node:stream';
-import { request as httpRequest } from 'node:http';
+import { createServer, request as httpRequest } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig, type ProxyConfig } from '../../src/config.js';
 import { startProxy, type RunningProxy } from '../../src/cli/serve.js';
@@ -149,5 +150,59 @@ describe('command fast path vs the Hono route', () => {
     expect(get).toEqual({ ...(await viaApp('GET', `/api/1/vehicles/${VIN}/command/flash_lights`, json)), requestId: get.requestId });
     expect(get.status).toBe(405);
     expect(get.allow).toBe('POST');
+  });
+});
+
+describe('command fast path: client disconnect', () => {
+  it('aborts the upstream call when the client goes away, and logs one line for it', async () => {
+    // An upstream that receives the handshake request and never answers.
+    let onUpstream!: () => void;
+    let onUpstreamClosed!: () => void;
+    const arrived = new Promise<void>((r) => (onUpstream = r));
+    const upstreamClosed = new Promise<void>((r) => (onUpstreamClosed = r));
+    const hanging = createServer((req) => {
+      req.resume();
+      req.socket.once('close', onUpstreamClosed);
+      onUpstream();
+    });
+    await new Promise<void>((r) => hanging.listen(0, '127.0.0.1', r));
+    const port = (hanging.address() as AddressInfo).port;
+    let lines = '';
+    const sink = new Writable({
+      write(chunk: Buffer, _enc, cb) {
+        lines += chunk.toString();
+        cb();
+      },
+    });
+    const cfg = parseConfig(
+      ['--key', keyFile.path, '--port', '0', '--upstream', `http://127.0.0.1:${port}`, '--timeout', '60s', '--log-level', 'info'],
+      {},
+    ) as ProxyConfig;
+    const p2 = await startProxy(cfg, { logger: createLogger({ level: 'info', destination: sink }), probe: false, sleep: async () => undefined });
+    try {
+      const ac = new AbortController();
+      const pending = fetch(`${p2.url}/api/1/vehicles/${VIN}/command/flash_lights`, {
+        method: 'POST',
+        headers: { ...json, 'x-request-id': 'fast-abort-1' },
+        body: '{}',
+        signal: ac.signal,
+      }).catch((e: unknown) => e);
+      await arrived;
+      ac.abort();
+      await pending;
+      // The proxy's upstream connection is torn down long before the 60 s budget.
+      await upstreamClosed;
+      // The access line is written once the core has unwound.
+      for (let i = 0; i < 200 && !lines.includes('"fast-abort-1"'); i++) await new Promise((r) => setTimeout(r, 10));
+      const mine = lines
+        .split('\n')
+        .filter((l) => l.includes('"fast-abort-1"'))
+        .map((l) => JSON.parse(l) as Record<string, unknown>);
+      expect(mine).toHaveLength(1);
+      expect(mine[0]).toMatchObject({ msg: 'request', route: '/api/1/vehicles/:vin/command/:name', outcome: 'client_closed_request' });
+    } finally {
+      await p2.close();
+      await new Promise<void>((r) => hanging.close(() => r()));
+    }
   });
 });
