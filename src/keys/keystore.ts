@@ -127,7 +127,7 @@ export function loadKeyFromPem(pem: string | Uint8Array, name = 'key'): LocalKey
       throw keyError(
         KeyErrorCode.PUBLIC_ONLY,
         `${name} holds a public key ("${first.label}"), but the proxy needs the matching PRIVATE key ` +
-          '(a file starting with "-----BEGIN EC PRIVATE KEY-----" or "-----BEGIN PRIVATE KEY-----"). ' +
+          '(a PEM file labelled "EC PRIVATE KEY" or "PRIVATE KEY", as `vcproxy keygen` writes). ' +
           'The public key is what you host at the well-known path.',
       );
     }
