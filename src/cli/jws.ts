@@ -6,9 +6,9 @@
  */
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { loadKeyFile, signTelemetryConfig } from '../keys/index.js';
+import { signTelemetryConfig } from '../keys/index.js';
 import { VcpError } from '../protocol/errors.js';
-import { processIo, printError, usageError, type CliIo } from './tool-io.js';
+import { loadToolKey, processIo, printError, usageError, type CliIo } from './tool-io.js';
 
 const HELP = `Usage: vcproxy jws --key FILE --config FILE.json [--vin VIN]
 
@@ -31,10 +31,6 @@ Options:
   -h, --help      show this help
 
 Exit codes: 0 signed, 1 could not sign, 2 wrong usage.`;
-
-function truthy(v: string | undefined): boolean {
-  return v !== undefined && /^(1|true|yes|on)$/i.test(v);
-}
 
 function isObject(v: unknown): v is Record<string, unknown> {
   return v !== null && typeof v === 'object' && !Array.isArray(v);
@@ -77,9 +73,7 @@ export async function run(args: string[], env: NodeJS.ProcessEnv, io: CliIo = pr
       throw new VcpError('invalid_request', 'The configuration is not valid JSON; fix the file and retry.', { status: 400 });
     }
     if (!isObject(doc)) throw new VcpError('invalid_request', 'The configuration must be a JSON object.', { status: 400 });
-    const key = loadKeyFile(keyFile, {
-      allowInsecurePermissions: v['allow-insecure-key-permissions'] === true || truthy(env.VCPROXY_ALLOW_INSECURE_KEY_PERMISSIONS),
-    });
+    const key = loadToolKey(keyFile, v['allow-insecure-key-permissions'], env);
     const opts = v.vin === undefined ? {} : { vin: v.vin };
     // A create-request body: sign its config and print the body for the _jws endpoint.
     if (isObject(doc.config) && Array.isArray(doc.vins)) {

@@ -16,11 +16,11 @@ import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { planCommand } from '../commands/index.js';
 import { Session, type SessionJSON } from '../crypto/session.js';
-import { loadKeyFile, parsePublicKey } from '../keys/index.js';
+import { parsePublicKey } from '../keys/index.js';
 import { Domain, domainName } from '../protocol/domains.js';
 import { VcpError } from '../protocol/errors.js';
 import { decodeAs, decodeRoutable, toHex } from '../ops/inspect.js';
-import { processIo, printError, usageError, type CliIo } from './tool-io.js';
+import { loadToolKey, processIo, printError, usageError, type CliIo } from './tool-io.js';
 
 const HELP = `Usage: vcproxy sign --key FILE --vin VIN --command NAME [--body JSON] <session> [options]
 
@@ -130,10 +130,6 @@ function parseBody(text: string | undefined): unknown {
   }
 }
 
-function truthy(v: string | undefined): boolean {
-  return v !== undefined && /^(1|true|yes|on)$/i.test(v);
-}
-
 export async function run(args: string[], env: NodeJS.ProcessEnv, io: CliIo = processIo): Promise<number> {
   let parsed;
   try {
@@ -199,9 +195,7 @@ export async function run(args: string[], env: NodeJS.ProcessEnv, io: CliIo = pr
       );
     }
 
-    const key = loadKeyFile(keyFile, {
-      allowInsecurePermissions: v['allow-insecure-key-permissions'] === true || truthy(env.VCPROXY_ALLOW_INSECURE_KEY_PERMISSIONS),
-    });
+    const key = loadToolKey(keyFile, v['allow-insecure-key-permissions'], env);
     const now = Date.now();
     const params: SessionParams | SessionJSON =
       v.session !== undefined

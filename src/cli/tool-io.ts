@@ -3,6 +3,7 @@
  * write, injectable so tests capture output in process instead of spawning a child.
  */
 import { isVcpError } from '../protocol/errors.js';
+import { loadKeyFile, type LocalKey } from '../keys/index.js';
 
 export interface CliIo {
   stdout: { write(s: string): unknown };
@@ -35,4 +36,14 @@ export function printError(io: CliIo, tool: string, err: unknown): number {
 export function usageError(io: CliIo, tool: string, message: string): number {
   io.stderr.write(`vcproxy ${tool}: ${message}\nRun \`vcproxy ${tool} --help\` for usage.\n`);
   return 2;
+}
+
+/**
+ * Loads the command key for an offline tool: `--key` or VCPROXY_KEY chose the file; the
+ * group/other-readable refusal is lifted by `--allow-insecure-key-permissions` or
+ * VCPROXY_ALLOW_INSECURE_KEY_PERMISSIONS (1/true/yes/on), as for `vcproxy serve`.
+ */
+export function loadToolKey(keyFile: string, allowFlag: boolean | undefined, env: NodeJS.ProcessEnv): LocalKey {
+  const fromEnv = /^(1|true|yes|on)$/i.test(env.VCPROXY_ALLOW_INSECURE_KEY_PERMISSIONS ?? '');
+  return loadKeyFile(keyFile, { allowInsecurePermissions: allowFlag === true || fromEnv });
 }

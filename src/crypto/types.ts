@@ -45,7 +45,6 @@ export const Tag = {
   FAULT: 9,
   END: 255,
 } as const;
-export type TagValue = (typeof Tag)[keyof typeof Tag];
 
 /** `Signatures.SignatureType`. */
 export const SignatureType = {

@@ -254,7 +254,7 @@ describe('sign and decode errors', () => {
     expect(badPin.err).not.toContain('98x76');
   });
 
-  it('sign refuses a group-readable key unless told otherwise', async () => {
+  it('sign and jws refuse a group-readable key unless told otherwise', async () => {
     const loose = join(dir, 'loose.pem');
     copyFileSync(keyFile, loose);
     chmodSync(loose, 0o644);
@@ -265,6 +265,16 @@ describe('sign and decode errors', () => {
     const io = capture();
     expect(await sign(args, { VCPROXY_ALLOW_INSECURE_KEY_PERMISSIONS: 'true' }, io)).toBe(0);
     expect(await sign([...args, '--allow-insecure-key-permissions'], {}, capture())).toBe(0);
+    // jws loads its key through the same rule.
+    const cfg = join(dir, 'loose-config.json');
+    writeFileSync(cfg, '{"hostname":"telemetry.example.com"}');
+    const jwsArgs = ['--key', loose, '--config', cfg];
+    const jwsRefused = await fails(jws, jwsArgs);
+    expect(jwsRefused.code).toBe(1);
+    expect(jwsRefused.err).toContain('[key_insecure_permissions]');
+    expect(await jws(jwsArgs, { VCPROXY_ALLOW_INSECURE_KEY_PERMISSIONS: 'yes' }, capture())).toBe(0);
+    expect(await jws([...jwsArgs, '--allow-insecure-key-permissions'], {}, capture())).toBe(0);
+    expect(await jws(jwsArgs, { VCPROXY_ALLOW_INSECURE_KEY_PERMISSIONS: 'no' }, capture())).toBe(1);
   });
 });
 
