@@ -3,6 +3,7 @@
  * PINs/passwords are secrets: they are listed in `secretFields` and never echoed in errors.
  */
 import { z } from 'zod';
+import { CarServer } from '../protocol/pb.js';
 import { bool, infotainment, infotainmentPlan, pin, requireWhen } from './define.js';
 import type { CommandDef } from './types.js';
 
@@ -12,16 +13,11 @@ import type { CommandDef } from './types.js';
  */
 const limitMph = (description: string) => z.number().min(50).max(120).describe(description);
 
-/** Names of CarServer.ParentalControlsEnableSettingsAction.ParentalControlsSetting_E. */
-export const PARENTAL_SETTINGS = [
-  'SpeedLimit',
-  'Acceleration',
-  'SafetyFeatures',
-  'Curfew',
-  'BrowserBlocked',
-  'TheaterBlocked',
-  'ArcadeBlocked',
-] as const;
+/** The protocol's parental-control settings; the JSON body names them as the enum does. */
+const SETTING = CarServer.ParentalControlsEnableSettingsAction.ParentalControlsSetting_E;
+type SettingName = keyof typeof SETTING;
+// Object.keys of a generated enum lists only the names (the id → name map is its prototype).
+const PARENTAL_SETTINGS = Object.keys(SETTING) as [SettingName, ...SettingName[]];
 
 export const ACCESS_COMMANDS: readonly CommandDef[] = [
   infotainment({
@@ -148,7 +144,7 @@ export const ACCESS_COMMANDS: readonly CommandDef[] = [
     build: (b) =>
       infotainmentPlan({
         parentalControlsEnableSettingsAction: {
-          setting: PARENTAL_SETTINGS.indexOf(b.setting),
+          setting: SETTING[b.setting],
           enable: b.enable,
         },
       }),

@@ -96,7 +96,11 @@ const SEAT_POS: Record<string, number> = {
   CAR_SEAT_THIRD_ROW_LEFT: 7,
   CAR_SEAT_THIRD_ROW_RIGHT: 8,
 };
-const PARENTAL_SETTINGS = ['SpeedLimit', 'Acceleration', 'SafetyFeatures', 'Curfew', 'BrowserBlocked', 'TheaterBlocked', 'ArcadeBlocked'];
+/** Setting id → name, from the protocol's enum (an unknown id stays undefined and is refused). */
+const SETTING = CarServer.ParentalControlsEnableSettingsAction.ParentalControlsSetting_E;
+const PARENTAL_SETTING_NAME = new Map<number, string>(
+  (Object.keys(SETTING) as (keyof typeof SETTING)[]).map((name) => [SETTING[name], name]),
+);
 
 const DAY_NAMES = ['SUN', 'MON', 'TUE', 'WED', 'THU', 'FRI', 'SAT'];
 
@@ -293,7 +297,7 @@ export function decodeCarServer(bytes: Uint8Array): SimCommand | undefined {
     case 'parentalControlsAction':
       return c(a.activate ? 'parental_controls_activate' : 'parental_controls_deactivate', { pin: a.pin });
     case 'parentalControlsEnableSettingsAction':
-      return c('parental_controls_enable_setting', { setting: PARENTAL_SETTINGS[Number(a.setting ?? 0)], enable: a.enable });
+      return c('parental_controls_enable_setting', { setting: PARENTAL_SETTING_NAME.get(Number(a.setting ?? 0)), enable: a.enable });
     case 'parentalControlsSetSpeedLimitAction':
       return c('parental_controls_set_speed_limit', { limit_mph: a.limitMph });
     case 'setLowPowerModeAction':

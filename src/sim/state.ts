@@ -13,6 +13,7 @@
  * not_supported, parental_controls_active, complete, disconnected…; where it only describes
  * a refusal in prose, we use a short snake_case reason (listed in src/sim/README.md).
  */
+import { CarServer } from '../protocol/pb.js';
 import type { Outcome, RoleName, SimCommand, VehicleSpec } from './types.js';
 
 /** Command names of the service's REST `command/{name}` endpoints (spec: Vehicle commands). */
@@ -102,15 +103,8 @@ const unsupportedFirmware = (why: string): Outcome => ({ kind: 'fault', fault: F
 const FOUR_DIGITS = /^\d{4}$/;
 const KEEPER_MODES = ['off', 'on', 'dog', 'camp'] as const;
 const COP_TEMPS = ['low', 'medium', 'high'] as const;
-const PARENTAL_SETTINGS = [
-  'SpeedLimit',
-  'Acceleration',
-  'SafetyFeatures',
-  'Curfew',
-  'BrowserBlocked',
-  'TheaterBlocked',
-  'ArcadeBlocked',
-] as const;
+/** Setting names as the protocol's enum spells them (vehicle_data reports each one). */
+const PARENTAL_SETTINGS: readonly string[] = Object.keys(CarServer.ParentalControlsEnableSettingsAction.ParentalControlsSetting_E);
 
 /** Commands that change access controls or PINs: owners and fleet managers only. */
 const OWNER_ONLY = new Set([
@@ -702,7 +696,7 @@ export class VehicleState {
       case 'parental_controls_enable_setting': {
         if (this.parental.active) return refuse('parental_controls_active');
         const s = str(p.setting);
-        if (s === undefined || !(PARENTAL_SETTINGS as readonly string[]).includes(s)) return refuse('invalid_setting');
+        if (s === undefined || !PARENTAL_SETTINGS.includes(s)) return refuse('invalid_setting');
         this.parental.settings[s] = bool(p.enable);
         return ok();
       }
