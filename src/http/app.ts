@@ -75,7 +75,8 @@ export function errorResponse(err: VcpError): Response {
   return jsonResponse(err.status, JSON.stringify(err.toEnvelope()), err.headers);
 }
 
-const NULL_BODY = new Set([101, 204, 205, 304]);
+/** Statuses whose answers carry no body (relayed without one by both serving paths). */
+export const NULL_BODY: ReadonlySet<number> = new Set([101, 204, 205, 304]);
 
 /** What the command core needs from one HTTP request, whatever carries it (Hono or node:http). */
 export interface CommandInput {

@@ -17,7 +17,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { stripHopByHop } from '../transport/headers.js';
 import type { CommandAnswer, CommandCore, CommandInput } from './app.js';
-import { jsonHeaders } from './app.js';
+import { jsonHeaders, NULL_BODY } from './app.js';
 import { bodyTooLarge } from './body.js';
 import { startRecord, writeAccessLine, type RequestRecord } from './request-log.js';
 
@@ -25,7 +25,6 @@ type Listener = (req: IncomingMessage, res: ServerResponse) => void;
 
 const COMMAND_PATH = /^\/api\/1\/vehicles\/([^/?%]+)\/command\/([^/?%]+)$/;
 const ROUTE = '/api/1/vehicles/:vin/command/:name';
-const NULL_BODY = new Set([101, 204, 205, 304]);
 const EMPTY = new Uint8Array(0);
 
 /**
