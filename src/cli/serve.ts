@@ -24,6 +24,7 @@ import type { CommandKey } from '../crypto/types.js';
 import { planCommand, openApiDocument } from '../commands/index.js';
 import { UpstreamClient, type Upstream } from '../transport/client.js';
 import { UpstreamRouter } from '../transport/upstream.js';
+import type { AbortLike } from '../transport/abort.js';
 import { SessionDispatcher } from '../session/dispatcher.js';
 import { MemorySessionStore, type SessionStore } from '../session/store.js';
 import { MemoryVinQueue, type VinQueue } from '../session/queue.js';
@@ -62,7 +63,7 @@ export interface BuildOptions {
   catalogue?: Catalogue;
   now?: () => number;
   /** Backoff sleep of the dispatcher (tests pass a no-op). */
-  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+  sleep?: (ms: number, signal?: AbortLike) => Promise<void>;
   /** Prometheus metrics; `null` turns them off (the default creates a registry). */
   metrics?: Metrics | null;
   readiness?: Readiness;

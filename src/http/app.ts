@@ -23,6 +23,7 @@ import { signTelemetryConfig } from '../keys/jws.js';
 import type { Upstream, UpstreamResponse } from '../transport/client.js';
 import { UpstreamRouter, bearerToken, type Route } from '../transport/upstream.js';
 import { headersFromFetch, appendForwardedFor, stripHopByHop } from '../transport/headers.js';
+import type { AbortLike } from '../transport/abort.js';
 import type { CommandDispatcher } from '../session/types.js';
 import type { Metrics } from '../ops/metrics.js';
 import type { Readiness } from '../ops/lifecycle.js';
@@ -94,7 +95,7 @@ export interface CommandInput {
   readBody(limit: number): Promise<Uint8Array>;
   clientIp: string | undefined;
   /** Aborted when the client goes away: work not yet sent upstream is dropped. */
-  signal: AbortSignal;
+  signal: AbortLike;
   rec: RequestRecord | undefined;
 }
 
@@ -219,7 +220,7 @@ export function createProxyHttp(deps: ProxyAppDeps): { app: Hono<Env>; core: Com
 
   /** Sends a request upstream, following one allowlisted 421 re-route, and relays the answer. */
   async function forward(
-    signal: AbortSignal,
+    signal: AbortLike,
     rec: RequestRecord | undefined,
     ctx: Ctx,
     req: { method: string; path: string; body: Uint8Array | undefined; headers: Record<string, string | string[]> },

@@ -16,6 +16,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { stripHopByHop } from '../transport/headers.js';
+import { AbortSource, type AbortLike } from '../transport/abort.js';
 import type { CommandAnswer, CommandCore, CommandInput } from './app.js';
 import { jsonHeaders, NULL_BODY } from './app.js';
 import { bodyTooLarge } from './body.js';
@@ -126,7 +127,7 @@ class NodeCommandInput implements CommandInput {
     readonly vin: string,
     readonly name: string,
     readonly pathAndQuery: string,
-    readonly signal: AbortSignal,
+    readonly signal: AbortLike,
     readonly rec: RequestRecord,
   ) {
     this.clientIp = req.socket.remoteAddress;
@@ -143,7 +144,7 @@ class NodeCommandInput implements CommandInput {
 }
 
 const ABORT = Symbol('vcp.abort');
-type Res = ServerResponse & { [ABORT]?: AbortController };
+type Res = ServerResponse & { [ABORT]?: AbortSource };
 /** The client went away before the answer was written: abort work not yet sent upstream. */
 function onResClose(this: Res): void {
   if (!this.writableFinished) this[ABORT]?.abort();
@@ -156,14 +157,22 @@ function send(res: ServerResponse, answer: CommandAnswer, requestId: string, clo
     const headers = stripHopByHop(up.headers);
     headers['x-request-id'] = requestId;
     if (closeAfter) headers['connection'] = 'close';
-    res.writeHead(up.status, headers);
-    if (NULL_BODY.has(up.status)) res.end();
-    else res.end(up.body);
+    if (NULL_BODY.has(up.status)) {
+      res.writeHead(up.status, headers);
+      res.end();
+    } else {
+      headers['content-length'] = String(up.body.length);
+      res.writeHead(up.status, headers);
+      res.end(up.body);
+    }
     return up.status;
   }
   const headers = jsonHeaders(answer.headers);
   headers['x-request-id'] = requestId;
   if (closeAfter) headers['connection'] = 'close';
+  // A declared length: without it node frames the answer as chunked (size line, data,
+  // terminator), more bytes and more work for every client, and for us.
+  headers['content-length'] = String(Buffer.byteLength(answer.body));
   res.writeHead(answer.status, headers);
   res.end(answer.body);
   return answer.status;
@@ -189,13 +198,13 @@ export function proxyRequestListener(core: CommandCore, fallback: Listener, cloc
   async function serveCommand(req: IncomingMessage, res: ServerResponse, url: string, vin: string, name: string): Promise<void> {
     const start = clock();
     const rec = startRecord(rawHeader(req.rawHeaders, 'x-request-id'), url);
-    const ac = new AbortController();
+    const ac = new AbortSource();
     (res as Res)[ABORT] = ac;
     res.once('close', onResClose);
     metrics?.inflight.inc();
     let answer: CommandAnswer;
     try {
-      answer = await core.handleCommand(new NodeCommandInput(req, vin, name, url, ac.signal, rec));
+      answer = await core.handleCommand(new NodeCommandInput(req, vin, name, url, ac, rec));
     } catch (err) {
       answer = core.errorAnswer(err, rec, ROUTE);
     }

@@ -27,6 +27,7 @@ import { interpretAnswer } from '../protocol/response.js';
 import type { CommandKey, Random } from '../crypto/types.js';
 import { Session, buildSessionInfoRequest, openSessionInfoResponse, type SignedCommand } from '../crypto/session.js';
 import type { Upstream, UpstreamResponse } from '../transport/client.js';
+import type { AbortLike } from '../transport/abort.js';
 import { classifyStatus, ambiguousStatus } from '../transport/classify.js';
 import type { UpstreamRouter } from '../transport/upstream.js';
 import { ExpiringSet } from '../transport/lru.js';
@@ -45,7 +46,7 @@ export interface DispatcherOptions {
   now?: () => number;
   random?: Random;
   /** Backoff sleep; injectable so tests need not wait. */
-  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+  sleep?: (ms: number, signal?: AbortLike) => Promise<void>;
   /** Key-pairing link host and the developer domain it names. */
   pairingUrl: string;
   developerDomain?: string | undefined;
@@ -65,7 +66,7 @@ export interface DispatcherOptions {
 
 const USER_AGENT = 'vehicle-command-proxy/0.1';
 
-function defaultSleep(ms: number, signal?: AbortSignal): Promise<void> {
+function defaultSleep(ms: number, signal?: AbortLike): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) return reject(clientClosed());
     const t = setTimeout(() => {
@@ -131,7 +132,7 @@ export class SessionDispatcher implements CommandDispatcher {
   private readonly log: Logger;
   private readonly now: () => number;
   private readonly random: Random;
-  private readonly sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
+  private readonly sleep: (ms: number, signal?: AbortLike) => Promise<void>;
   private readonly maxAttempts: number;
   private readonly maxExpiresInSec: number;
   private readonly unsupported: ExpiringSet<string>;

@@ -8,13 +8,14 @@
  * and forgets the VIN when its queue drains, so memory is bounded by work in flight.
  */
 import { VcpError } from '../protocol/errors.js';
+import type { AbortLike } from '../transport/abort.js';
 
 export interface VinQueue {
   /**
    * Runs `task` after every earlier task for `vin` has settled. Rejects without running
    * it when the queue is full or `signal` aborts while waiting.
    */
-  run<T>(vin: string, task: () => Promise<T>, signal?: AbortSignal): Promise<T>;
+  run<T>(vin: string, task: () => Promise<T>, signal?: AbortLike): Promise<T>;
   /** Tasks queued or running for `vin` (for tests and metrics). */
   depth(vin: string): number;
 }
@@ -32,7 +33,7 @@ export class MemoryVinQueue implements VinQueue {
     return this.lanes.get(vin)?.depth ?? 0;
   }
 
-  run<T>(vin: string, task: () => Promise<T>, signal?: AbortSignal): Promise<T> {
+  run<T>(vin: string, task: () => Promise<T>, signal?: AbortLike): Promise<T> {
     let lane = this.lanes.get(vin);
     if (lane && lane.depth >= this.limit) {
       return Promise.reject(

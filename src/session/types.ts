@@ -4,6 +4,7 @@
 import type { DomainId } from '../protocol/domains.js';
 import type { Route } from '../transport/upstream.js';
 import type { UpstreamResponse } from '../transport/client.js';
+import type { AbortLike } from '../transport/abort.js';
 
 export interface SignedCommandRequest {
   vin: string;
@@ -18,7 +19,7 @@ export interface SignedCommandRequest {
   /** Absolute deadline of the whole client request (ms, same clock as the dispatcher's). */
   deadline: number;
   /** Aborts when the client goes away; work not yet sent is cancelled. */
-  signal?: AbortSignal | undefined;
+  signal?: AbortLike | undefined;
   /** Extra headers for upstream calls (e.g. X-Forwarded-For). */
   forwardHeaders?: Record<string, string> | undefined;
 }

@@ -15,6 +15,7 @@ import { Pool, type Dispatcher } from 'undici';
 
 type BodyReadable = Dispatcher.ResponseData['body'];
 import { VcpError } from '../protocol/errors.js';
+import { AbortSource, type AbortLike } from './abort.js';
 
 export interface UpstreamRequest {
   /** `scheme://host[:port]` */
@@ -27,7 +28,7 @@ export interface UpstreamRequest {
   /** Absolute deadline (ms since epoch, same clock as `now`). */
   deadline: number;
   /** Client went away: abort if possible. */
-  signal?: AbortSignal | undefined;
+  signal?: AbortLike | undefined;
 }
 
 export interface UpstreamResponse {
@@ -104,9 +105,10 @@ export class UpstreamClient implements Upstream {
     if (req.signal?.aborted) throw clientClosed();
     if (remaining <= 0) throw deadlineBeforeSend();
 
-    // One controller for both the deadline and the client going away (cheaper than
-    // AbortSignal.any on the hot path); `timedOut` tells the two apart afterwards.
-    const ac = new AbortController();
+    // One abort source for both the deadline and the client going away (cheaper than
+    // AbortSignal.any, or an AbortController, on the hot path: see abort.ts); `timedOut`
+    // tells the two apart afterwards.
+    const ac = new AbortSource();
     let timedOut = false;
     const t = setTimeout(() => {
       timedOut = true;
@@ -114,14 +116,13 @@ export class UpstreamClient implements Upstream {
     }, remaining);
     const onClientAbort = (): void => ac.abort();
     req.signal?.addEventListener('abort', onClientAbort, { once: true });
-    const signal = ac.signal;
     try {
       const res = await this.pool(req.origin).request({
         method: req.method as 'GET',
         path: req.path,
         headers: req.headers,
         body: req.body ?? null,
-        signal,
+        signal: ac,
         headersTimeout: remaining,
         bodyTimeout: remaining,
       });

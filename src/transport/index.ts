@@ -14,3 +14,5 @@ export { UpstreamRouter, hostAllowed, decodeJwtPayload, bearerToken } from './up
 export type { Route, RouterOptions } from './upstream.js';
 export { stripHopByHop, headersFromFetch, appendForwardedFor } from './headers.js';
 export { LruMap, ExpiringSet } from './lru.js';
+export { AbortSource } from './abort.js';
+export type { AbortLike } from './abort.js';

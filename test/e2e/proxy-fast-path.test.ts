@@ -101,6 +101,34 @@ describe('command fast path vs the Hono route', () => {
     expect(sock.requestId).toMatch(/^[0-9a-f-]{36}$/);
   });
 
+  it('declares Content-Length on its answers instead of chunked framing (local, error and relayed)', async () => {
+    const raw = (path: string, body: string): Promise<{ status: number; length: string | undefined; chunked: boolean; bytes: number }> =>
+      new Promise((resolve, reject) => {
+        const req = httpRequest(`${proxy.url}${path}`, { method: 'POST', headers: { ...json, 'content-length': String(body.length) } }, (r) => {
+          const chunks: Buffer[] = [];
+          r.on('data', (d: Buffer) => chunks.push(d));
+          r.on('end', () =>
+            resolve({
+              status: r.statusCode ?? 0,
+              length: r.headers['content-length'],
+              chunked: /chunked/i.test(String(r.headers['transfer-encoding'] ?? '')),
+              bytes: Buffer.concat(chunks).length,
+            }),
+          );
+        });
+        req.on('error', reject);
+        req.end(body);
+      });
+    const signed = await raw(`/api/1/vehicles/${VIN}/command/flash_lights`, '{}');
+    const refused = await raw(`/api/1/vehicles/${VIN}/command/set_charge_limit`, '{"percent":"x"}');
+    const relayed = await raw(`/api/1/vehicles/${VIN}/command/remote_steering_wheel_heat_level_request`, '{"level":1}');
+    expect([signed.status, refused.status, relayed.status]).toEqual([200, 400, 200]);
+    for (const a of [signed, refused, relayed]) {
+      expect(a.chunked).toBe(false);
+      expect(a.length).toBe(String(a.bytes));
+    }
+  });
+
   it('refuses a chunked body over the limit with 413 and closes the connection', async () => {
     const res = await new Promise<{ status: number; connection: string | undefined; body: string }>((resolve, reject) => {
       const req = httpRequest(`${proxy.url}/api/1/vehicles/${VIN}/command/set_charge_limit`, { method: 'POST', headers: json }, (r) => {

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { UpstreamClient } from '../../../src/transport/client.js';
 import { VcpError } from '../../../src/protocol/errors.js';
+import { AbortSource } from '../../../src/transport/abort.js';
 
 const servers: Server[] = [];
 const clients: UpstreamClient[] = [];
@@ -102,6 +103,21 @@ describe('UpstreamClient', () => {
       const e = await failure(c.request({ origin, method: 'GET', path, headers: {}, deadline: Date.now() + 5000 }));
       expect(e.code).toBe('upstream_response_too_large');
     }
+  });
+
+  it('cuts a request in flight when the client goes away (light abort source as undici signal)', async () => {
+    let arrived!: () => void;
+    const seen = new Promise<void>((r) => (arrived = r));
+    const { origin } = await serve(() => arrived()); // receives, never answers
+    const gone = new AbortSource();
+    const started = Date.now();
+    const pending = failure(client().request({ origin, method: 'POST', path: '/', headers: {}, body: 'x', deadline: Date.now() + 30_000, signal: gone }));
+    await seen;
+    gone.abort();
+    const e = await pending;
+    expect(e.code).toBe('client_closed_request');
+    // Cut by the abort, not by the 30 s budget.
+    expect(Date.now() - started).toBeLessThan(10_000);
   });
 
   it('does not send once the client has gone or the budget is spent', async () => {
