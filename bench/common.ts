@@ -6,10 +6,35 @@
  * process so that the load generator (autocannon, in the driver process) does not share an
  * event loop with it; on a 2-core machine they still share CPUs, equally for proxy and
  * baseline, which is why the figures we compare are ratios measured in the same run.
+ *
+ * The children run COMPILED JavaScript (`buildForBench` → bench/.build), as the container
+ * image does (`node dist/cli.js`), not the TypeScript sources under tsx: tsx's transform
+ * (esbuild keepNames) wraps every closure created per request in a `__name` call, a cost the
+ * shipped proxy does not pay. Proxy, baseline and simulator are compiled alike.
  */
-import { fork, type ChildProcess } from 'node:child_process';
+import { execFileSync, fork, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { VehicleSpec } from '../src/sim/types.js';
+
+export const ROOT = fileURLToPath(new URL('..', import.meta.url));
+/** Where `buildForBench` writes src/ and bench/ as JavaScript. */
+export const BUILD_DIR = join(ROOT, 'bench', '.build');
+
+/**
+ * Compiles src/ and bench/*.ts into bench/.build (tsconfig.bench.json) and copies the
+ * generated protobuf module next to them: about a second, so every run measures the
+ * current sources.
+ */
+export function buildForBench(): void {
+  execFileSync(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(ROOT, 'tsconfig.bench.json')], { cwd: ROOT, stdio: 'inherit' });
+  execFileSync(process.execPath, [join(ROOT, 'scripts', 'copy-generated.mjs'), join(BUILD_DIR, 'src', 'protocol', 'gen')], { cwd: ROOT, stdio: 'ignore' });
+}
+
+/** The compiled form of `bench/<script>.ts` (after `buildForBench`). */
+export function compiled(script: string): string {
+  return join(BUILD_DIR, 'bench', script.replace(/\.ts$/, '.js'));
+}
 
 /** Synthetic VIN number `i`: valid VIN alphabet (no I, O, Q), 17 characters. */
 export function benchVin(i: number): string {
@@ -40,13 +65,12 @@ interface Reply {
 }
 
 /**
- * Forks `bench/<script>` under tsx with an IPC channel. The child sends `{ready: true, ...}`
- * once listening; later messages `{id, ...}` answer `call`s. `execArgv` adds node flags
- * (e.g. --cpu-prof).
+ * Forks the compiled `bench/<script>` (see `buildForBench`) with an IPC channel. The child
+ * sends `{ready: true, ...}` once listening; later messages `{id, ...}` answer `call`s.
+ * `execArgv` adds node flags (e.g. --cpu-prof).
  */
 export async function startChild(script: string, args: string[], execArgv: string[] = []): Promise<{ handle: ChildHandle; ready: Reply }> {
-  const path = fileURLToPath(new URL(script, import.meta.url));
-  const child = fork(path, args, { execArgv: ['--import', 'tsx', ...execArgv], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const child = fork(compiled(script), args, { execArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   let nextId = 1;
   const waiting = new Map<number, (r: Reply) => void>();
   const ready = await new Promise<Reply>((resolve, reject) => {

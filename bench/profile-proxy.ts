@@ -7,14 +7,13 @@
 import { mkdtempSync, mkdirSync, writeFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { generateKeyPair, loadKeyFromPem } from '../src/keys/index.js';
-import { BENCH_TOKEN, benchVin, startChild } from './common.js';
+import { BENCH_TOKEN, ROOT, benchVin, buildForBench, startChild } from './common.js';
 
 const conns = Number(process.argv[2] ?? 16);
 const seconds = Number(process.argv[3] ?? 5);
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
+buildForBench();
 const HEADERS = { authorization: `Bearer ${BENCH_TOKEN}`, 'content-type': 'application/json' };
 const dir = mkdtempSync(join(tmpdir(), 'vcp-prof-'));
 const pair = generateKeyPair();

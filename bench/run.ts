@@ -2,7 +2,8 @@
  * `npm run bench [-- --quick] [-- --profile]` — how much the signing proxy costs per call,
  * measured against a plain pass-through in the same run, on loopback only.
  *
- * Set-up (each server in its own node process; autocannon runs in this one):
+ * Set-up (each server in its own node process, running the compiled JavaScript as the container
+ * image does — see bench/common.ts; autocannon runs in this one):
  *   simulator  bench/sim-server.ts — zero-latency mode (limits off, wake delays ÷ 1e6),
  *              1,100 synthetic online vehicles (100 "warm" + 1,000 for the cold path), two
  *              keys enrolled (the proxy's, and the baseline client's own), and a request
@@ -35,7 +36,6 @@ import { mkdtempSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir, cpus } from 'node:os';
 import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { Client } from 'undici';
 import { generateKeyPair, loadKeyFromPem, type LocalKey } from '../src/keys/index.js';
@@ -44,7 +44,7 @@ import { Session, buildSessionInfoRequest, openSessionInfoResponse } from '../sr
 import { Domain } from '../src/protocol/domains.js';
 import { fromBase64, toBase64 } from '../src/protocol/routable.js';
 import { Sim } from '../src/sim/index.js';
-import { BENCH_TOKEN, benchFleet, benchVin, percentile, round, startChild, type ChildHandle } from './common.js';
+import { BENCH_TOKEN, ROOT, benchFleet, benchVin, buildForBench, compiled, percentile, round, startChild, type ChildHandle } from './common.js';
 
 const args = new Set(process.argv.slice(2));
 const QUICK = args.has('--quick');
@@ -59,7 +59,6 @@ const C1_SAMPLES = QUICK ? 300 : 3000;
 const MEMORY_SESSIONS = 100_000;
 const VERIFY_COMMANDS = QUICK ? 3_000 : 20_000;
 const LEVELS = [1, 16, 128] as const;
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
 const flashLights = (() => {
   const p = planCommand('flash_lights', {});
@@ -215,6 +214,7 @@ function fmt(n: number, d = 0): string {
 
 async function main(): Promise<void> {
   const started = Date.now();
+  buildForBench();
   const dir = mkdtempSync(join(tmpdir(), 'vcp-bench-'));
   const children: ChildHandle[] = [];
   try {
@@ -333,7 +333,7 @@ async function main(): Promise<void> {
     coldTimes.sort((a, b) => a - b);
 
     // --- memory per cached session (separate process, --expose-gc) ---
-    const memOut = execFileSync(process.execPath, ['--expose-gc', '--import', 'tsx', join(ROOT, 'bench', 'memory.ts'), String(MEMORY_SESSIONS)], {
+    const memOut = execFileSync(process.execPath, ['--expose-gc', compiled('memory.ts'), String(MEMORY_SESSIONS)], {
       cwd: ROOT,
       encoding: 'utf8',
     });

@@ -3,7 +3,8 @@
  * `npm run build` helper: tsc compiles src/**.ts but does not copy plain .js files, so the
  * generated protobuf module (src/protocol/gen/pb.js + pb.d.ts) is copied to
  * dist/protocol/gen/ by hand. Fails loudly if the generated files are missing
- * (run `npm run gen`).
+ * (run `npm run gen`). An argument names another output root (the benchmark's build in
+ * bench/.build copies them to <root>/src/protocol/gen).
  */
 import { copyFileSync, existsSync, mkdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
@@ -11,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const from = join(root, 'src/protocol/gen');
-const to = join(root, 'dist/protocol/gen');
+const to = process.argv[2] ? resolve(process.argv[2]) : join(root, 'dist/protocol/gen');
 mkdirSync(to, { recursive: true });
 for (const name of ['pb.js', 'pb.d.ts']) {
   const src = join(from, name);
