@@ -91,6 +91,10 @@ export function planCommand(name: string, rawBody: unknown, ctx: BuildContext = 
     };
   }
   const body = rawBody === undefined || rawBody === null ? {} : rawBody;
+  if (ctx === DEFAULT_CONTEXT && isEmptyObject(body)) {
+    const cached = emptyBodyPlan(def);
+    if (cached) return { ok: true, plan: copyPlan(cached), def };
+  }
   const parsed = def.schema.safeParse(body, { error: defaultIssueMessage });
   if (!parsed.success) {
     return {
@@ -103,6 +107,53 @@ export function planCommand(name: string, rawBody: unknown, ctx: BuildContext = 
     };
   }
   return { ok: true, plan: def.build(parsed.data, ctx), def };
+}
+
+/**
+ * Bodiless calls (`{}` or no body: lock, honk, flash, start charging, …) are most of a
+ * fleet's traffic, and their plan is the same every time; validating and encoding it per
+ * request was a visible share of the proxy's CPU. So it is computed once per command and
+ * copied out (each caller gets its own payload bytes). Only plans that provably do not
+ * depend on the clock are kept: `computeEmptyBodyPlan` builds with a context that notices
+ * a `now()` call. A `{}` the schema refuses is not cached; it takes the normal path and
+ * gets its normal error.
+ */
+const EMPTY_BODY_PLANS = new WeakMap<CommandDef, Plan | false>();
+
+function emptyBodyPlan(def: CommandDef): Plan | undefined {
+  let plan = EMPTY_BODY_PLANS.get(def);
+  if (plan === undefined) {
+    plan = computeEmptyBodyPlan(def);
+    EMPTY_BODY_PLANS.set(def, plan);
+  }
+  return plan || undefined;
+}
+
+/** The plan of `def` for an empty body, or false when it is refused or reads the clock. */
+export function computeEmptyBodyPlan(def: CommandDef): Plan | false {
+  const parsed = def.schema.safeParse({});
+  if (!parsed.success) return false;
+  let readClock = false;
+  const plan = def.build(parsed.data, {
+    now: () => {
+      readClock = true;
+      return Date.now();
+    },
+  });
+  return readClock ? false : Object.freeze(plan);
+}
+
+function copyPlan(plan: Plan): Plan {
+  // `new Uint8Array(x)` copies; `slice()` would not when protobufjs handed us a Buffer
+  // (Buffer#slice is a view).
+  return plan.kind === 'signed' ? { kind: 'signed', domain: plan.domain, payload: new Uint8Array(plan.payload) } : { ...plan };
+}
+
+/** A plain JSON object without own properties (`{}`); JSON's `"__proto__"` key is an own one. */
+function isEmptyObject(body: unknown): boolean {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return false;
+  for (const _ in body) return false;
+  return Object.getPrototypeOf(body) === Object.prototype;
 }
 
 /**

@@ -20,6 +20,7 @@
  *    tags (down to 4 bytes) in `setAuthTag`, which would make forgeries cheap.
  *  - Derived keys are computed once per session (`SessionKeys`), not per command.
  */
+import * as nodeCrypto from 'node:crypto';
 import { createCipheriv, createDecipheriv, createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { VcpError } from '../protocol/errors.js';
 import { MetadataBuilder } from './tlv.js';
@@ -45,7 +46,14 @@ export function hmacSha256(key: Uint8Array, ...parts: Uint8Array[]): Uint8Array 
   return u8(h.digest());
 }
 
+/**
+ * node's one-shot `crypto.hash` (Node ≥ 20.12): about a third cheaper than a Hash object for
+ * the short inputs hashed per command; feature-detected because `engines` allows older 20.x.
+ */
+const oneShotHash = (nodeCrypto as { hash?: (algorithm: string, data: Uint8Array, encoding: 'buffer') => Buffer }).hash;
+
 export function sha256(...parts: Uint8Array[]): Uint8Array {
+  if (parts.length === 1 && oneShotHash) return u8(oneShotHash('sha256', parts[0]!, 'buffer'));
   const h = createHash('sha256');
   for (const p of parts) h.update(p);
   return u8(h.digest());
@@ -59,11 +67,18 @@ export function tagsEqual(a: Uint8Array, b: Uint8Array): boolean {
 // ---------------------------------------------------------------------------------------
 // Metadata strings
 
+/** The metadata builder plus the VIN item (its ASCII bytes, written without an encoder). */
+class VinMetadata extends MetadataBuilder {
+  vin(vin: string | Uint8Array): this {
+    return typeof vin === 'string' ? this.addString(Tag.PERSONALIZATION, vin) : this.add(Tag.PERSONALIZATION, vin);
+  }
+}
+
 /** M for the session-info tag: signature type HMAC, VIN, challenge (the request UUID). */
 export function sessionInfoMetadata(vin: string | Uint8Array, challenge: Uint8Array): Uint8Array {
-  return new MetadataBuilder()
+  return new VinMetadata()
     .addByte(Tag.SIGNATURE_TYPE, SignatureType.HMAC)
-    .add(Tag.PERSONALIZATION, typeof vin === 'string' ? vinBytes(vin) : vin)
+    .vin(vin)
     .add(Tag.CHALLENGE, challenge)
     .finish();
 }
@@ -82,10 +97,10 @@ export interface CommandMetadataFields {
 
 /** M for an authenticated command. */
 export function commandMetadata(f: CommandMetadataFields): Uint8Array {
-  const b = new MetadataBuilder()
+  const b = new VinMetadata()
     .addByte(Tag.SIGNATURE_TYPE, f.signatureType)
     .addByte(Tag.DOMAIN, f.domain)
-    .add(Tag.PERSONALIZATION, typeof f.vin === 'string' ? vinBytes(f.vin) : f.vin)
+    .vin(f.vin)
     .add(Tag.EPOCH, f.epoch)
     .addUint32(Tag.EXPIRES_AT, f.expiresAt)
     .addUint32(Tag.COUNTER, f.counter);
@@ -107,10 +122,10 @@ export interface ResponseMetadataFields {
 
 /** M for an AES-GCM-encrypted response. */
 export function responseMetadata(f: ResponseMetadataFields): Uint8Array {
-  return new MetadataBuilder()
+  return new VinMetadata()
     .addByte(Tag.SIGNATURE_TYPE, SignatureType.AES_GCM_RESPONSE)
     .addByte(Tag.DOMAIN, f.domain)
-    .add(Tag.PERSONALIZATION, typeof f.vin === 'string' ? vinBytes(f.vin) : f.vin)
+    .vin(f.vin)
     .addUint32(Tag.COUNTER, f.counter)
     .addUint32(Tag.FLAGS, f.flags)
     .add(Tag.REQUEST_HASH, f.requestHash)

@@ -138,10 +138,16 @@ export function createMetrics(opts: MetricsOptions = {}): Metrics {
     buckets: opts.latencyBuckets ?? DEFAULT_BUCKETS,
     registers: [registry],
   });
-  const inflight = new Gauge({
+  // A plain number read at scrape time: two prom-client gauge updates per request cost
+  // more than the request's own bookkeeping warrants.
+  let inflightNow = 0;
+  new Gauge({
     name: 'vcproxy_inflight_requests',
     help: 'Client requests being handled right now.',
     registers: [registry],
+    collect() {
+      this.set(inflightNow);
+    },
   });
   let sessionCacheSize: (() => number) | undefined;
   new Gauge({
@@ -193,8 +199,8 @@ export function createMetrics(opts: MetricsOptions = {}): Metrics {
       upstreamSeconds.observe({ route: routes.value(route), status_class: statusClass(status) }, seconds);
     },
     inflight: {
-      inc: () => inflight.inc(),
-      dec: () => inflight.dec(),
+      inc: () => void inflightNow++,
+      dec: () => void inflightNow--,
     },
     restFallback(name) {
       restFallbacks.inc({ command: commandNames.value(name) });

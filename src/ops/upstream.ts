@@ -12,12 +12,15 @@ import type { Metrics } from './metrics.js';
  * holds VINs and ids, which would explode the label's cardinality).
  */
 export function routeClass(path: string): string {
-  const p = path.split('?')[0] ?? '';
-  if (/\/signed_command$/.test(p)) return 'signed_command';
-  if (/\/wake_up$/.test(p)) return 'wake_up';
-  if (/\/command\/[^/]+$/.test(p)) return 'rest_command';
-  if (/\/fleet_telemetry_config(_jws)?$/.test(p)) return 'telemetry_config';
-  if (/\/vehicle_data$/.test(p)) return 'vehicle_data';
+  // String tests, not a chain of regular expressions: this runs on every upstream call.
+  const q = path.indexOf('?');
+  const p = q < 0 ? path : path.slice(0, q);
+  if (p.endsWith('/signed_command')) return 'signed_command';
+  if (p.endsWith('/wake_up')) return 'wake_up';
+  const last = p.lastIndexOf('/');
+  if (last >= 0 && last < p.length - 1 && p.slice(0, last).endsWith('/command')) return 'rest_command';
+  if (p.endsWith('/fleet_telemetry_config') || p.endsWith('/fleet_telemetry_config_jws')) return 'telemetry_config';
+  if (p.endsWith('/vehicle_data')) return 'vehicle_data';
   return 'passthrough';
 }
 

@@ -116,6 +116,30 @@ export function pooledRandom(size = 4096): Random {
   };
 }
 
+const RESPONSE_PREFIX = Buffer.from('{"response":"');
+const RESPONSE_SUFFIX = Buffer.from('"}');
+
+/**
+ * The string `response` field of the service's answer envelope, or undefined. The common
+ * exact shape `{"response":"<base64>"}` is sliced without a JSON parse (only when the value
+ * holds no quote or backslash, so no escape can change its meaning); any other shape —
+ * whitespace, more fields, escapes — goes through JSON.parse.
+ */
+export function responseField(body: Buffer): string | undefined {
+  const p = RESPONSE_PREFIX.length;
+  const end = body.length - RESPONSE_SUFFIX.length;
+  if (end >= p && body.subarray(0, p).equals(RESPONSE_PREFIX) && body.subarray(end).equals(RESPONSE_SUFFIX)) {
+    const inner = body.subarray(p, end);
+    if (inner.indexOf(0x22) < 0 && inner.indexOf(0x5c) < 0) return inner.toString('utf8');
+  }
+  try {
+    const j = JSON.parse(body.toString('utf8')) as { response?: unknown };
+    return typeof j?.response === 'string' ? j.response : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** The service's 408 for a vehicle that is not connected (so nothing was delivered to it). */
 function vehicleNotOnline(body: Buffer): boolean {
   return /offline|asleep|not online/i.test(body.subarray(0, 4096).toString('utf8'));
@@ -190,18 +214,20 @@ export class SessionDispatcher implements CommandDispatcher {
   }
 
   private post(origin: string, req: SignedCommandRequest, bytes: Uint8Array): Promise<UpstreamResponse> {
+    const headers: Record<string, string> = {};
+    const extra = req.forwardHeaders;
+    if (extra) for (const name in extra) headers[name] = extra[name]!;
+    headers['authorization'] = req.authorization;
+    headers['content-type'] = 'application/json';
+    headers['accept'] = 'application/json';
+    headers['user-agent'] = USER_AGENT;
     return this.upstream.request({
       origin,
       method: 'POST',
       path: `/api/1/vehicles/${req.vin}/signed_command`,
-      headers: {
-        ...req.forwardHeaders,
-        authorization: req.authorization,
-        'content-type': 'application/json',
-        accept: 'application/json',
-        'user-agent': USER_AGENT,
-      },
-      body: JSON.stringify({ routable_message: toBase64(bytes) }),
+      headers,
+      // Base64 needs no JSON escaping, so the envelope is built by concatenation.
+      body: `{"routable_message":"${toBase64(bytes)}"}`,
       deadline: req.deadline,
       signal: req.signal,
     });
@@ -209,9 +235,10 @@ export class SessionDispatcher implements CommandDispatcher {
 
   /** `{"response": "<base64 RoutableMessage>"}` → bytes, or undefined when malformed. */
   private answerBytes(res: UpstreamResponse): Uint8Array | undefined {
+    const b64 = responseField(res.body);
+    if (b64 === undefined) return undefined;
     try {
-      const j = JSON.parse(res.body.toString('utf8')) as { response?: unknown };
-      return typeof j.response === 'string' ? fromBase64(j.response) : undefined;
+      return fromBase64(b64);
     } catch {
       return undefined;
     }
@@ -224,7 +251,10 @@ export class SessionDispatcher implements CommandDispatcher {
 
   /** Cached session, or a fresh handshake for exactly this (VIN, domain). */
   private async obtainSession(req: SignedCommandRequest, origin: string): Promise<SessionOrOutcome> {
-    const cached = await this.sessions.get(req.vin, req.domain);
+    // The memory store answers synchronously: not awaiting a plain value saves a suspension
+    // of this async function per command (a store may still return a promise).
+    const got = this.sessions.get(req.vin, req.domain);
+    const cached = got instanceof Promise ? await got : got;
     if (cached) return { session: cached, origin };
     return this.handshake(req, origin);
   }
@@ -328,7 +358,8 @@ export class SessionDispatcher implements CommandDispatcher {
       const expiresInSec = Math.min(this.maxExpiresInSec, Math.max(1, Math.ceil(remainingMs / 1000)));
       const signed: SignedCommand = session.signCommand(req.payload, { expiresInSec, now, random: this.random });
       // Persist the counter before anything leaves: a counter is never used twice.
-      await this.sessions.set(req.vin, req.domain, session);
+      const stored = this.sessions.set(req.vin, req.domain, session);
+      if (stored instanceof Promise) await stored;
 
       let res: UpstreamResponse;
       try {

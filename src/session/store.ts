@@ -52,8 +52,12 @@ export class MemorySessionStore<S> implements SessionStore<S> {
   get(vin: string, domain: DomainId): S | undefined {
     return this.lru.get(vin)?.get(domain);
   }
+  /**
+   * Stores a session. Recency is refreshed by `get` (every command reads its session
+   * first), not again here: an update to a VIN already cached keeps its place.
+   */
   set(vin: string, domain: DomainId, session: S): void {
-    let m = this.lru.get(vin);
+    let m = this.lru.peek(vin);
     if (!m) {
       m = new DomainSlots<S>();
       this.lru.set(vin, m);

@@ -38,6 +38,24 @@ describe('MetadataBuilder', () => {
     expect(() => b.add(0, Uint8Array.of(1))).toThrow();
   });
 
+  it('writes strings, uint32s and bytes exactly as the byte-array items would, across buffer growth', () => {
+    const te = new TextEncoder();
+    for (const text of ['5YJ3E1EA7KF000001', 'Zürich-ü', '']) {
+      expect(toHex(new MetadataBuilder().addString(Tag.PERSONALIZATION, text).finish())).toBe(
+        toHex(new MetadataBuilder().add(Tag.PERSONALIZATION, te.encode(text)).finish()),
+      );
+    }
+    expect(() => new MetadataBuilder().addString(Tag.PERSONALIZATION, 'x'.repeat(256))).toThrow(/255/);
+    expect(() => new MetadataBuilder().addUint32(Tag.COUNTER, 2 ** 32)).toThrow(/32-bit/);
+    // Several long items push the builder past its initial buffer: every byte must survive.
+    const parts = [Tag.SIGNATURE_TYPE, Tag.DOMAIN, Tag.PERSONALIZATION, Tag.EPOCH].map((tag, i) => [tag, new Uint8Array(200).fill(i + 1)] as const);
+    const grown = new MetadataBuilder();
+    for (const [tag, value] of parts) grown.add(tag, value);
+    grown.addUint32(Tag.EXPIRES_AT, 0xdeadbeef);
+    const expected = [...parts.flatMap(([tag, value]) => [tag, value.length, ...value]), Tag.EXPIRES_AT, 4, 0xde, 0xad, 0xbe, 0xef, Tag.END];
+    expect([...grown.finish()]).toEqual(expected);
+  });
+
   it('empty metadata is just the terminator', () => {
     expect(toHex(new MetadataBuilder().finish())).toBe('ff');
   });

@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createMetrics } from '../../../src/ops/metrics.js';
 import { instrumentUpstream, routeClass } from '../../../src/ops/upstream.js';
@@ -15,6 +16,26 @@ describe('routeClass', () => {
     expect(routeClass('/api/1/vehicles/fleet_telemetry_config_jws')).toBe('telemetry_config');
     expect(routeClass('/api/1/vehicles/5YJ3E1EA1KF000001/vehicle_data?endpoints=location_data')).toBe('vehicle_data');
     expect(routeClass('/api/1/products')).toBe('passthrough');
+  });
+
+  it('property: agrees with the regular-expression definition of each class on any path', () => {
+    const byRegex = (path: string): string => {
+      const p = path.split('?')[0] ?? '';
+      if (/\/signed_command$/.test(p)) return 'signed_command';
+      if (/\/wake_up$/.test(p)) return 'wake_up';
+      if (/\/command\/[^/]+$/.test(p)) return 'rest_command';
+      if (/\/fleet_telemetry_config(_jws)?$/.test(p)) return 'telemetry_config';
+      if (/\/vehicle_data$/.test(p)) return 'vehicle_data';
+      return 'passthrough';
+    };
+    const piece = fc.constantFrom('/', '?', 'command', 'signed_command', 'wake_up', 'fleet_telemetry_config', '_jws', 'vehicle_data', 'x', 'api', '1');
+    fc.assert(
+      fc.property(fc.array(piece, { maxLength: 8 }), (parts) => {
+        const path = parts.join('');
+        expect(routeClass(path)).toBe(byRegex(path));
+      }),
+      { numRuns: 5000 },
+    );
   });
 });
 
