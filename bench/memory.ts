@@ -69,6 +69,7 @@ const out = {
   sessions: store.size,
   rss_bytes_per_session: Math.round((after.rss - before.rss) / n),
   heap_bytes_per_session: Math.round((after.heapUsed - before.heapUsed) / n),
-  external_bytes_per_session: Math.round((after.external + after.arrayBuffers - before.external - before.arrayBuffers) / n),
+  // `external` already includes `arrayBuffers` (node's memoryUsage docs): adding both counted the slabs twice.
+  external_bytes_per_session: Math.round((after.external - before.external) / n),
 };
 process.stdout.write(JSON.stringify(out) + '\n');

@@ -25,7 +25,8 @@
  *
  * Figures: autocannon at 1/16/128 connections for proxy and baseline (req/s, p50/p99 ms);
  * their ratio; added p50 at 1 connection = proxy p50 − direct-to-simulator p50, measured
- * with sequential requests on one keep-alive connection and a µs clock (autocannon rounds
+ * with sequential requests on one keep-alive connection and a µs clock after 1,000 warm-up
+ * requests per target, in 15 interleaved rounds (autocannon rounds
  * latencies to whole ms); the cold path (first command to 1,000 new VINs, 16 at a time:
  * time, upstream calls and handshakes per (VIN, domain) counted at the simulator); bytes
  * per cached session (bench/memory.ts, 100,000 synthetic sessions, --expose-gc, RSS delta
@@ -55,6 +56,8 @@ const DURATION_S = QUICK ? 1 : 9;
 const SEGMENTS = QUICK ? 1 : 3;
 const WARMUP_S = QUICK ? 0.5 : 2;
 const C1_SAMPLES = QUICK ? 300 : 3000;
+const C1_WARMUP = QUICK ? 100 : 1000;
+const C1_ROUNDS = QUICK ? 1 : 15;
 // 100,000 even in --quick: at fewer sessions the RSS delta is dominated by heap growth steps.
 const MEMORY_SESSIONS = 100_000;
 const VERIFY_COMMANDS = QUICK ? 3_000 : 20_000;
@@ -253,18 +256,26 @@ async function main(): Promise<void> {
     })();
 
     // --- added latency at 1 connection (µs clock), the three targets interleaved ---
+    // Each target first gets C1_WARMUP unmeasured requests (JIT-compiled hot paths in all
+    // three processes alike), then short rounds alternate direct / baseline / proxy so that
+    // a change in the machine's load during the phase hits all three alike.
     await resetSim();
     const seqTimes = { direct: [] as number[], base: [] as number[], proxy: [] as number[] };
     let seqBad = 0;
-    const ROUNDS = QUICK ? 1 : 5;
-    for (let round = 0; round < ROUNDS; round++) {
-      const n = Math.ceil(C1_SAMPLES / ROUNDS);
+    {
+      const d = await sequential(simUrl, C1_WARMUP, rotating(presign(sessions, C1_WARMUP)));
+      const b = await sequential(baseUrl, C1_WARMUP, rotating(presign(sessions, C1_WARMUP)));
+      const p = await sequential(proxyUrl, C1_WARMUP, proxyNext);
+      seqBad += d.bad + b.bad + p.bad;
+    }
+    for (let round = 0; round < C1_ROUNDS; round++) {
+      const n = Math.ceil(C1_SAMPLES / C1_ROUNDS);
       const d = await sequential(simUrl, n, rotating(presign(sessions, n)));
       const b = await sequential(baseUrl, n, rotating(presign(sessions, n)));
       const p = await sequential(proxyUrl, n, proxyNext);
-      seqTimes.direct.push(...d.times.slice(round === 0 ? 50 : 0)); // first requests warm the JIT
-      seqTimes.base.push(...b.times.slice(round === 0 ? 50 : 0));
-      seqTimes.proxy.push(...p.times.slice(round === 0 ? 50 : 0));
+      seqTimes.direct.push(...d.times);
+      seqTimes.base.push(...b.times);
+      seqTimes.proxy.push(...p.times);
       seqBad += d.bad + b.bad + p.bad;
     }
     const direct1 = summary(seqTimes.direct);
