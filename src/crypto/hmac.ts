@@ -194,15 +194,21 @@ export function gcmDecrypt(
  * buffer to keep per-session memory small (one allocation instead of three).
  */
 export class SessionKeys {
-  private readonly buf: Uint8Array;
+  // The storage as (ArrayBuffer, offset), not a Uint8Array: a typed-array view is a ~100-byte
+  // heap object, kept for the life of every cached session; short-lived views made per use
+  // cost nothing lasting (and the accessors below made one per use anyway).
+  private readonly store: ArrayBufferLike;
+  private readonly at: number;
 
-  private constructor(buf: Uint8Array) {
-    this.buf = buf;
+  private constructor(store: ArrayBufferLike, at: number) {
+    this.store = store;
+    this.at = at;
   }
 
   /**
-   * `into`: optional storage (≥ 80 bytes, used from offset 0) so a caller can keep the keys
-   * in one allocation with its other per-session bytes (see Session).
+   * `into`: optional storage (≥ 80 bytes, used from its offset 0) so a caller can keep the
+   * keys in one allocation with its other per-session bytes (see Session, which reaches
+   * those through `view`).
    */
   static fromSharedKey(k: Uint8Array, into?: Uint8Array): SessionKeys {
     if (k.length !== SIZES.sessionKey) {
@@ -213,20 +219,25 @@ export class SessionKeys {
     buf.set(k, 0);
     buf.set(hmacSha256(k, te.encode(LABEL_SESSION_INFO)), 16);
     buf.set(hmacSha256(k, te.encode(LABEL_AUTHENTICATED_COMMAND)), 48);
-    return new SessionKeys(buf);
+    return new SessionKeys(buf.buffer, buf.byteOffset);
+  }
+
+  /** `length` bytes at `offset` of the storage given to `fromSharedKey` (0..79 are the keys). */
+  view(offset: number, length: number): Uint8Array {
+    return new Uint8Array(this.store, this.at + offset, length);
   }
 
   /** K, the AES-128-GCM key. */
   get k(): Uint8Array {
-    return this.buf.subarray(0, 16);
+    return this.view(0, 16);
   }
   /** HMAC-SHA256(K, "session info"). */
   get sessionInfoKey(): Uint8Array {
-    return this.buf.subarray(16, 48);
+    return this.view(16, 32);
   }
   /** K' = HMAC-SHA256(K, "authenticated command"). */
   get commandKey(): Uint8Array {
-    return this.buf.subarray(48, 80);
+    return this.view(48, 32);
   }
 
   sessionInfoTag(vin: string | Uint8Array, challenge: Uint8Array, sessionInfo: Uint8Array): Uint8Array {

@@ -327,8 +327,8 @@ export class Session {
   readonly vin: string;
   readonly domain: number;
   private readonly key: CommandKey;
+  /** Derived keys; their storage also holds the vehicle key and the epoch (see MEM_*). */
   private readonly keys: SessionKeys;
-  private readonly mem: Uint8Array;
   private counterValue: number;
   private setTime: number;
   private offsetMs: number;
@@ -356,7 +356,6 @@ export class Session {
   ) {
     this.key = key;
     this.keys = keys;
-    this.mem = mem;
     mem.set(vehicleKey, MEM_VEHICLE_KEY);
     mem.set(epoch, MEM_EPOCH);
     this.vin = vin;
@@ -366,12 +365,12 @@ export class Session {
     this.offsetMs = offsetMs;
   }
 
-  /** Views into `mem` (internal use only; the public getters return copies). */
+  /** Views into the session's storage (internal use only; the public getters return copies). */
   private get vehicleKey(): Uint8Array {
-    return this.mem.subarray(MEM_VEHICLE_KEY, MEM_EPOCH);
+    return this.keys.view(MEM_VEHICLE_KEY, SIZES.publicKey);
   }
   private get epochBytes(): Uint8Array {
-    return this.mem.subarray(MEM_EPOCH, MEM_SIZE);
+    return this.keys.view(MEM_EPOCH, SIZES.epoch);
   }
 
   /**
@@ -503,7 +502,7 @@ export class Session {
       if (info.clockTime < this.setTime) return { adopted: false, reason: 'stale_clock' };
       if (info.counter > this.counterValue) this.counterValue = info.counter;
     } else {
-      this.mem.set(info.epoch, MEM_EPOCH); // length checked by checkInfoShape
+      this.epochBytes.set(info.epoch); // length checked by checkInfoShape
       this.counterValue = info.counter;
     }
     this.setTime = info.clockTime;
