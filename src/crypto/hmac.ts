@@ -180,7 +180,10 @@ export function gcmDecrypt(
     const d = createDecipheriv('aes-128-gcm', key, nonce, { authTagLength: SIZES.gcmTag });
     d.setAAD(sha256(metadata));
     d.setAuthTag(tag);
-    return u8(Buffer.concat([d.update(ciphertext), d.final()]));
+    const plain = d.update(ciphertext);
+    // GCM has no padding: final() yields no bytes; it is where a bad tag throws.
+    d.final();
+    return u8(plain);
   } catch {
     return null;
   }
