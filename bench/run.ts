@@ -24,7 +24,7 @@
  * Requests rotate over the 100 warm VINs (autocannon `setupRequest`, one global sequence).
  *
  * Figures: autocannon at 1/16/128 connections for proxy and baseline (req/s, p50/p99 ms);
- * their ratio; added p50 at 1 connection = proxy p50 − direct-to-simulator p50, measured
+ * their ratio; the CPU time the proxy / baseline process spent per request (from /proc); added p50 at 1 connection = proxy p50 − direct-to-simulator p50, measured
  * with sequential requests on one keep-alive connection and a µs clock after 1,000 warm-up
  * requests per target, in 15 interleaved rounds (autocannon rounds
  * latencies to whole ms); the cold path (first command to 1,000 new VINs, 16 at a time:
@@ -33,7 +33,7 @@
  * / n); the simulator's own verification rate (in-process: decode, verify, execute, seal).
  * Prints a table and, last, one JSON line with all figures.
  */
-import { mkdtempSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir, cpus } from 'node:os';
 import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
@@ -211,6 +211,22 @@ function simVerifyRate(): { perSecond: number; verified: number } {
   return { perSecond: verified / seconds, verified };
 }
 
+/**
+ * CPU time (user + system, ms) a child process has used so far, from /proc/<pid>/stat (10 ms
+ * ticks: over a 3 s segment of thousands of requests that is fine-grained enough). NaN where
+ * /proc is missing; the report then shows n/a. The CPU each request costs the server is the
+ * steadier figure on a shared machine: it does not move with what else competes for the
+ * CPUs, which the req/s ratio does.
+ */
+function cpuMs(pid: number | undefined): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return NaN;
+  }
+}
+
 function fmt(n: number, d = 0): string {
   return Number.isFinite(n) ? n.toFixed(d) : 'n/a';
 }
@@ -289,7 +305,18 @@ async function main(): Promise<void> {
     // --- throughput at 1/16/128 connections ---
     // Proxy and baseline alternate in short segments so that load from anything else on the
     // machine hits both alike; figures are the sums (req/s) and medians (latency) over segments.
-    const rows: Array<{ c: number; proxy: LoadResult; base: LoadResult; proxyExecuted: number; baseExecuted: number; baseFaults: number }> = [];
+    const rows: Array<{
+      c: number;
+      proxy: LoadResult;
+      base: LoadResult;
+      proxyExecuted: number;
+      baseExecuted: number;
+      baseFaults: number;
+      proxyCpuUs: number;
+      baseCpuUs: number;
+    }> = [];
+    const proxyPid = proxy.handle.child.pid;
+    const basePid = base.handle.child.pid;
     for (const c of LEVELS) {
       await load(proxyUrl, c, WARMUP_S, proxyNext);
       await load(baseUrl, c, WARMUP_S, rotating(presign(sessions, Math.ceil(WARMUP_S * 9000))));
@@ -298,20 +325,37 @@ async function main(): Promise<void> {
       let proxyExecuted = 0;
       let baseExecuted = 0;
       let baseFaults = 0;
+      let proxyCpu = 0;
+      let baseCpu = 0;
       for (let seg = 0; seg < SEGMENTS; seg++) {
         await resetSim();
+        const p0 = cpuMs(proxyPid);
         ps.push(await load(proxyUrl, c, DURATION_S / SEGMENTS, proxyNext));
+        proxyCpu += cpuMs(proxyPid) - p0;
         proxyExecuted += (await stats()).executed;
         // Signed just before use: 30 s lifetimes, as the proxy signs (a vehicle refuses
         // out-of-order commands that live longer than 30 s).
         const nextBase = rotating(presign(sessions, Math.ceil((DURATION_S / SEGMENTS) * 9000)));
         await resetSim();
+        const b0 = cpuMs(basePid);
         bs.push(await load(baseUrl, c, DURATION_S / SEGMENTS, nextBase));
+        baseCpu += cpuMs(basePid) - b0;
         const st = await stats();
         baseExecuted += st.executed;
         baseFaults += st.faults;
       }
-      rows.push({ c, proxy: combine(ps), base: combine(bs), proxyExecuted, baseExecuted, baseFaults });
+      const proxyAll = combine(ps);
+      const baseAll = combine(bs);
+      rows.push({
+        c,
+        proxy: proxyAll,
+        base: baseAll,
+        proxyExecuted,
+        baseExecuted,
+        baseFaults,
+        proxyCpuUs: (proxyCpu * 1000) / Math.max(1, proxyAll.total),
+        baseCpuUs: (baseCpu * 1000) / Math.max(1, baseAll.total),
+      });
     }
 
     // --- cold path: first command to new VINs, 16 at a time ---
@@ -371,6 +415,10 @@ async function main(): Promise<void> {
       baseline_rps_c16: Math.round(byC.get(16)!.base.rps),
       proxy_rps_c128: Math.round(byC.get(128)!.proxy.rps),
       baseline_rps_c128: Math.round(byC.get(128)!.base.rps),
+      proxy_cpu_us_per_req_c16: Math.round(byC.get(16)!.proxyCpuUs),
+      baseline_cpu_us_per_req_c16: Math.round(byC.get(16)!.baseCpuUs),
+      proxy_cpu_us_per_req_c128: Math.round(byC.get(128)!.proxyCpuUs),
+      baseline_cpu_us_per_req_c128: Math.round(byC.get(128)!.baseCpuUs),
       added_p50_ms_c1: round(proxy1.p50 - direct1.p50, 3),
       baseline_added_p50_ms_c1: round(base1.p50 - direct1.p50, 3),
       cold_seconds: round(coldSeconds, 2),
@@ -388,11 +436,12 @@ async function main(): Promise<void> {
     const lines: string[] = [];
     lines.push(`vehicle-command-proxy bench${QUICK ? ' (--quick)' : ''}: ${cpus().length} CPUs, node ${process.version}, ${DURATION_S}s per level and target in ${SEGMENTS} alternating segments`);
     lines.push('');
-    lines.push('conns | proxy req/s  p50  p99 | baseline req/s  p50  p99 | ratio | executed proxy/baseline | non-2xx/errors');
+    lines.push('conns | proxy req/s  p50  p99 | baseline req/s  p50  p99 | ratio | CPU µs/req proxy/baseline | executed proxy/baseline | non-2xx/errors');
     for (const r of rows) {
       lines.push(
         `${String(r.c).padStart(5)} | ${fmt(r.proxy.rps).padStart(11)} ${fmt(r.proxy.p50).padStart(4)} ${fmt(r.proxy.p99).padStart(4)} | ` +
           `${fmt(r.base.rps).padStart(14)} ${fmt(r.base.p50).padStart(4)} ${fmt(r.base.p99).padStart(4)} | ${fmt(r.proxy.rps / r.base.rps, 3).padStart(5)} | ` +
+          `${`${fmt(r.proxyCpuUs)}/${fmt(r.baseCpuUs)}`.padStart(25)} | ` +
           `${r.proxyExecuted}/${r.proxy.total} ${r.baseExecuted}/${r.base.total} (${r.baseFaults} refused) | ${r.proxy.non2xx + r.proxy.errors}/${r.base.non2xx + r.base.errors}`,
       );
     }
