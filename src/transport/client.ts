@@ -42,6 +42,8 @@ export interface UpstreamClientOptions {
   maxResponseBytes?: number;
   keepAliveTimeoutMs?: number;
   connectTimeoutMs?: number;
+  /** undici's header/body timeouts, a backstop behind each request's own deadline. Default 120 s. */
+  backstopTimeoutMs?: number;
   now?: () => number;
 }
 
@@ -72,6 +74,7 @@ export class UpstreamClient implements Upstream {
   private readonly maxResponseBytes: number;
   private readonly keepAliveTimeoutMs: number;
   private readonly connectTimeoutMs: number;
+  private readonly backstopMs: number;
   private readonly now: () => number;
   private closed = false;
 
@@ -80,6 +83,7 @@ export class UpstreamClient implements Upstream {
     this.maxResponseBytes = opts.maxResponseBytes ?? 10_000_000;
     this.keepAliveTimeoutMs = opts.keepAliveTimeoutMs ?? 30_000;
     this.connectTimeoutMs = opts.connectTimeoutMs ?? 5_000;
+    this.backstopMs = opts.backstopTimeoutMs ?? 120_000;
     this.now = opts.now ?? Date.now;
   }
 
@@ -123,8 +127,11 @@ export class UpstreamClient implements Upstream {
         headers: req.headers,
         body: req.body ?? null,
         signal: ac,
-        headersTimeout: remaining,
-        bodyTimeout: remaining,
+        // undici's own timers are only a backstop: the exact deadline is the timer above.
+        // A fixed value lets undici refresh its parser timer instead of replacing it (and
+        // allocating) on every request, as it does whenever the value changes.
+        headersTimeout: Math.max(remaining, this.backstopMs),
+        bodyTimeout: Math.max(remaining, this.backstopMs),
       });
       const declared = Number(res.headers['content-length']);
       if (Number.isFinite(declared) && declared > this.maxResponseBytes) {

@@ -80,6 +80,18 @@ describe('UpstreamClient', () => {
     expect(e.mayHaveSucceeded).toBe(true);
   });
 
+  it('holds the deadline when headers arrive and the body stalls (undici backstop is far later)', async () => {
+    const { origin } = await serve((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write('{"response":"'); // then nothing more
+    });
+    const started = Date.now();
+    const e = await failure(client({ backstopTimeoutMs: 60_000 }).request({ origin, method: 'POST', path: '/', headers: {}, body: 'x', deadline: Date.now() + 300 }));
+    expect(e.code).toBe('upstream_timeout');
+    expect(e.mayHaveSucceeded).toBe(true);
+    expect(Date.now() - started).toBeLessThan(5_000);
+  });
+
   it('reports a dropped connection as possibly executed', async () => {
     const { origin } = await serve((req) => req.socket.destroy());
     const e = await failure(client().request({ origin, method: 'POST', path: '/', headers: {}, body: 'x', deadline: Date.now() + 5000 }));
