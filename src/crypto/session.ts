@@ -323,6 +323,18 @@ function sessionMemory(k: Uint8Array): { mem: Uint8Array; keys: SessionKeys } {
   return { mem, keys: SessionKeys.fromSharedKey(k, mem) };
 }
 
+/**
+ * The signer's public key bytes, read once per key. `CommandKey.publicKey` may hand out a
+ * fresh copy on every read (LocalKey does, so callers cannot alter its identity); this copy
+ * is only ever given to the protobuf encoder, which does not write to it.
+ */
+const SIGNER_BYTES = new WeakMap<CommandKey, Uint8Array>();
+function signerKeyBytes(key: CommandKey): Uint8Array {
+  let b = SIGNER_BYTES.get(key);
+  if (!b) SIGNER_BYTES.set(key, (b = key.publicKey));
+  return b;
+}
+
 export class Session {
   readonly vin: string;
   readonly domain: number;
@@ -551,7 +563,7 @@ export class Session {
     let body: Uint8Array;
     let tag: Uint8Array;
     let signatureData: Signatures.SignatureData.$Properties;
-    const signerIdentity = { publicKey: this.key.publicKey };
+    const signerIdentity = { publicKey: signerKeyBytes(this.key) };
     if (method === 'hmac') {
       body = payload;
       tag = this.keys.commandTag(metadata, payload);

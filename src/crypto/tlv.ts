@@ -25,7 +25,11 @@ const te = new TextEncoder();
  * CPU profile.
  */
 export class MetadataBuilder {
-  private buf = new Uint8Array(96);
+  // A slice of node's shared allocation pool: `new Uint8Array(128)` would get its own
+  // zero-filled backing store (typed arrays over 64 bytes live off the V8 heap), a visible
+  // cost at two builders per command. Every byte returned is written first; metadata is
+  // public (it travels in clear), so sharing the pool's ArrayBuffer is harmless.
+  private buf: Uint8Array = Buffer.allocUnsafe(128);
   private length = 0;
   private last = -1;
   private done = false;
@@ -104,7 +108,8 @@ export class MetadataBuilder {
     if (this.done) throw misuse('metadata already finished');
     this.done = true;
     this.buf[this.length] = Tag.END;
-    return this.buf.subarray(0, this.length + 1);
+    // A plain Uint8Array view (not a Buffer) over exactly the written bytes.
+    return new Uint8Array(this.buf.buffer, this.buf.byteOffset, this.length + 1);
   }
 }
 

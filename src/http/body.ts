@@ -45,6 +45,8 @@ export async function readBody(req: Request, limit: number): Promise<Uint8Array>
 /** Parses a JSON request body; an empty body is `{}` (commands without parameters). */
 export function parseJsonBody(raw: Uint8Array): unknown {
   if (raw.byteLength === 0) return {};
+  // The bodiless command's usual body, without a decode and a parse.
+  if (raw.byteLength === 2 && raw[0] === 0x7b && raw[1] === 0x7d) return {};
   try {
     return JSON.parse(Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength).toString('utf8')) as unknown;
   } catch {

@@ -71,6 +71,14 @@ describe('proxy against a verifying fake fleet', () => {
       ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
     });
 
+  it("appends the client's address to a given X-Forwarded-For on signed commands", async () => {
+    const res = await cmd('door_lock', undefined, VIN, { ...AUTH, 'x-forwarded-for': '10.0.0.9, 10.0.0.10' });
+    expect(res.status).toBe(200);
+    const sent = fleet.requests.filter((r) => r.path.endsWith('/signed_command'));
+    expect(sent.length).toBeGreaterThanOrEqual(2); // handshake + command
+    expect(sent.every((r) => r.headers['x-forwarded-for'] === '10.0.0.9, 10.0.0.10, 127.0.0.1')).toBe(true);
+  });
+
   it('handshakes, then signs a command the vehicle accepts', async () => {
     const res = await cmd('door_lock');
     expect(res.status).toBe(200);
