@@ -28,7 +28,7 @@ export const BUILD_DIR = join(ROOT, 'bench', '.build');
  */
 export function buildForBench(): void {
   execFileSync(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(ROOT, 'tsconfig.bench.json')], { cwd: ROOT, stdio: 'inherit' });
-  execFileSync(process.execPath, [join(ROOT, 'scripts', 'copy-generated.mjs'), join(BUILD_DIR, 'src', 'protocol', 'gen')], { cwd: ROOT, stdio: 'ignore' });
+  execFileSync(process.execPath, [join(ROOT, 'scripts', 'copy-generated.mjs'), join(BUILD_DIR, 'src', 'protocol', 'gen')], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
 }
 
 /** The compiled form of `bench/<script>.ts` (after `buildForBench`). */

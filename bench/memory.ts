@@ -4,8 +4,9 @@
  * with `Session.fromJSON` (the real class, holding its real derived keys) and keeps them in
  * the proxy's real `MemorySessionStore`, then reports (RSS after − RSS before) / N after a
  * full GC, plus the heap-only and external (ArrayBuffer) figures, and the marginal RSS per
- * session over a second batch of N (see the comment at the second batch). The client key memoizes ECDH per vehicle key only to
- * keep start-up fast; the shared secret is not part of what a session stores.
+ * session over a second batch of N (see the comment there). The client key memoizes ECDH
+ * per vehicle key only to keep start-up fast; the shared secret is not part of what a
+ * session stores.
  * Usage: memory.ts <n>
  */
 import { createECDH, randomBytes } from 'node:crypto';

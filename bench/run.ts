@@ -2,8 +2,8 @@
  * `npm run bench [-- --quick] [-- --profile]` — how much the signing proxy costs per call,
  * measured against a plain pass-through in the same run, on loopback only.
  *
- * Set-up (each server in its own node process, running the compiled JavaScript as the container
- * image does — see bench/common.ts; autocannon runs in this one):
+ * Set-up (each server in its own node process, running compiled JavaScript as the
+ * container image does — see bench/common.ts; autocannon runs in this one):
  *   simulator  bench/sim-server.ts — zero-latency mode (limits off, wake delays ÷ 1e6),
  *              1,100 synthetic online vehicles (100 "warm" + 1,000 for the cold path), two
  *              keys enrolled (the proxy's, and the baseline client's own), and a request
@@ -24,13 +24,15 @@
  * Requests rotate over the 100 warm VINs (autocannon `setupRequest`, one global sequence).
  *
  * Figures: autocannon at 1/16/128 connections for proxy and baseline (req/s, p50/p99 ms);
- * their ratio; the CPU time the proxy / baseline process spent per request (from /proc); added p50 at 1 connection = proxy p50 − direct-to-simulator p50, measured
- * with sequential requests on one keep-alive connection and a µs clock after 1,000 warm-up
- * requests per target, in 15 interleaved rounds (autocannon rounds
- * latencies to whole ms); the cold path (first command to 1,000 new VINs, 16 at a time:
- * time, upstream calls and handshakes per (VIN, domain) counted at the simulator); bytes
- * per cached session (bench/memory.ts, 100,000 synthetic sessions, --expose-gc, RSS delta
- * / n); the simulator's own verification rate (in-process: decode, verify, execute, seal).
+ * their ratio; the CPU time the proxy / baseline process spent per request (from /proc);
+ * added p50 at 1 connection = proxy p50 − direct-to-simulator p50, measured with sequential
+ * requests on one keep-alive connection and a µs clock (autocannon rounds latencies to whole
+ * ms), after 1,000 warm-up requests per target, in 15 interleaved rounds; the cold path
+ * (first command to 1,000 new VINs, 16 at a time: time, upstream calls and handshakes per
+ * (VIN, domain) counted at the simulator); bytes per cached session (bench/memory.ts,
+ * 100,000 synthetic sessions, --expose-gc, RSS delta / n, and the RSS of each further
+ * session over a second 100,000); the simulator's own verification rate (in-process:
+ * decode, verify, execute, seal).
  * Prints a table and, last, one JSON line with all figures.
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
@@ -199,12 +201,10 @@ function simVerifyRate(): { perSecond: number; verified: number } {
   const now = Date.now();
   const msgs = Array.from({ length: VERIFY_COMMANDS }, () => session.signCommand(flashLights.payload, { expiresInSec: 60, now, random }).bytes);
   for (let i = 0; i < 500; i++) vehicle.handleRoutable(msgs[i]!); // warm-up (JIT)
-  const before = sim.log().length;
   const t0 = process.hrtime.bigint();
   for (let i = 500; i < msgs.length; i++) vehicle.handleRoutable(msgs[i]!);
   const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
   const verified = msgs.length - 500;
-  void before;
   const executed = sim.log().filter((e) => e.event === 'command' && e.executed).length;
   sim.close();
   if (executed < Math.min(verified, 900)) throw new Error(`the simulator executed only ${executed} of ${verified} pre-signed commands`);

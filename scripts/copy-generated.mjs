@@ -3,8 +3,8 @@
  * `npm run build` helper: tsc compiles src/**.ts but does not copy plain .js files, so the
  * generated protobuf module (src/protocol/gen/pb.js + pb.d.ts) is copied to
  * dist/protocol/gen/ by hand. Fails loudly if the generated files are missing
- * (run `npm run gen`). An argument names another output root (the benchmark's build in
- * bench/.build copies them to <root>/src/protocol/gen).
+ * (run `npm run gen`). An argument names another destination directory (the benchmark's
+ * build copies them to bench/.build/src/protocol/gen).
  */
 import { copyFileSync, existsSync, mkdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';

@@ -350,11 +350,8 @@ export function createProxyHttp(deps: ProxyAppDeps): { app: Hono<Env>; core: Com
     }
     const fwd: Record<string, string> = {};
     const prior = input.header('x-forwarded-for');
-    const ip = ctx.clientIp;
-    // What appendForwardedFor does, for the one-header case (the signed path is hot).
-    if (prior && ip) fwd['x-forwarded-for'] = `${prior}, ${ip}`;
-    else if (prior) fwd['x-forwarded-for'] = prior;
-    else if (ip) fwd['x-forwarded-for'] = ip;
+    if (prior) fwd['x-forwarded-for'] = prior;
+    appendForwardedFor(fwd, ctx.clientIp);
     const dispatchRequest = {
       vin,
       name,

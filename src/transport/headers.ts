@@ -62,6 +62,7 @@ export function headersFromFetch(h: Headers): Record<string, string> {
 export function appendForwardedFor(headers: Record<string, string | string[]>, clientIp: string | undefined): void {
   if (!clientIp) return;
   const prev = headers['x-forwarded-for'];
-  const list = prev === undefined ? [] : Array.isArray(prev) ? prev : [prev];
-  headers['x-forwarded-for'] = [...list, clientIp].join(', ');
+  // Plain concatenation for the usual none-or-one earlier value (runs on every signed command).
+  headers['x-forwarded-for'] =
+    prev === undefined ? clientIp : Array.isArray(prev) ? [...prev, clientIp].join(', ') : `${prev}, ${clientIp}`;
 }

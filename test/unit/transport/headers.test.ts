@@ -25,5 +25,11 @@ describe('header hygiene', () => {
     const h2: Record<string, string | string[]> = {};
     appendForwardedFor(h2, '3.3.3.3');
     expect(h2['x-forwarded-for']).toBe('3.3.3.3');
+    const h3: Record<string, string | string[]> = { 'x-forwarded-for': ['1.1.1.1', '4.4.4.4'] };
+    appendForwardedFor(h3, '5.5.5.5');
+    expect(h3['x-forwarded-for']).toBe('1.1.1.1, 4.4.4.4, 5.5.5.5');
+    const h4: Record<string, string | string[]> = { 'x-forwarded-for': '1.1.1.1' };
+    appendForwardedFor(h4, undefined);
+    expect(h4['x-forwarded-for']).toBe('1.1.1.1');
   });
 });
