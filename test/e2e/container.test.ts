@@ -7,11 +7,12 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, copyFileSync, cpSync, existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
-import { connect, type AddressInfo } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { envPairs, execForm, findAll, last, parseDockerfile, type Stage } from './container-dockerfile.js';
+import { hasOpenssl, tryConnect } from '../support/net.js';
 
 const root = resolve(import.meta.dirname, '../..');
 const dockerfile = readFileSync(join(root, 'Dockerfile'), 'utf8');
@@ -120,27 +121,6 @@ function runHealthcheck(env: NodeJS.ProcessEnv): Promise<number | null> {
     const p = spawn(hc[0]!, hc.slice(1), { cwd: root, env: { PATH: process.env.PATH, ...env }, stdio: 'ignore' });
     p.once('exit', (code) => r(code));
   });
-}
-
-/** Resolves with the connect error code, or 'connected' if the port still accepts. */
-function tryConnect(port: number): Promise<string> {
-  return new Promise((resolveCode) => {
-    const sock = connect({ host: '127.0.0.1', port });
-    sock.once('connect', () => {
-      sock.destroy();
-      resolveCode('connected');
-    });
-    sock.once('error', (err: NodeJS.ErrnoException) => resolveCode(err.code ?? 'error'));
-  });
-}
-
-function hasOpenssl(): boolean {
-  try {
-    execFileSync('openssl', ['version'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /** A throwaway self-signed P-256 certificate for localhost, like a mounted /tls. */

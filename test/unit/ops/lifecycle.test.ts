@@ -5,9 +5,10 @@ import { Agent as HttpsAgent, createServer as createHttpsServer, request as http
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createServer, request, Agent, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { connect, type AddressInfo } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Readiness, gracefulShutdown, probeUpstream, type SignalSource } from '../../../src/ops/lifecycle.js';
+import { hasOpenssl, tryConnect } from '../../support/net.js';
 
 /** A deferred: a promise plus its resolve, so tests release handlers without timers. */
 function deferred<T = void>(): { promise: Promise<T>; resolve: (v: T) => void } {
@@ -71,27 +72,6 @@ function get(
     req.on('error', reject);
     req.end();
   });
-}
-
-/** Resolves with the connect error code, or 'connected' if the port still accepts. */
-function tryConnect(port: number): Promise<string> {
-  return new Promise((resolve) => {
-    const s = connect({ host: '127.0.0.1', port });
-    s.once('connect', () => {
-      s.destroy();
-      resolve('connected');
-    });
-    s.once('error', (err: NodeJS.ErrnoException) => resolve(err.code ?? 'error'));
-  });
-}
-
-function hasOpenssl(): boolean {
-  try {
-    execFileSync('openssl', ['version'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 function fakeSignals(): EventEmitter & SignalSource {
@@ -158,19 +138,7 @@ describe('gracefulShutdown', () => {
   });
 
   it('closes a busy keep-alive connection once its response ends', async () => {
-    const entered = deferred();
-    const gate = deferred();
-    const server = createServer((req, res) => {
-      if (req.url === '/slow') {
-        entered.resolve();
-        void gate.promise.then(() => res.end('slow done'));
-        return;
-      }
-      res.end('fast');
-    });
-    servers.push(server);
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    const port = (server.address() as AddressInfo).port;
+    const { server, port, entered, release } = await startServer();
     const agent = new Agent({ keepAlive: true, maxSockets: 1 });
     agents.push(agent);
     const handle = gracefulShutdown(server, { signals: null, graceMs: 60_000 });
@@ -178,12 +146,12 @@ describe('gracefulShutdown', () => {
     // Warm the keep-alive socket, then start a slow request on it.
     await get(port, '/fast', agent);
     const slow = get(port, '/slow', agent);
-    await entered.promise;
+    await entered;
     const finished = handle.shutdown();
     // The socket is busy, so draining cannot close it yet; once the response ends it is
     // idle and must be closed, otherwise shutdown would wait for the 60 s grace period
     // (and this test would time out).
-    gate.resolve();
+    release();
     const res = await slow;
     expect(res.body).toBe('slow done');
     expect((await finished).forced).toBe(false);
